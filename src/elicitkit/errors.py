@@ -1,0 +1,88 @@
+"""Every exception elicitkit raises, under one root.
+
+```
+ToolError (mcp SDK: an anticipated tool failure, reported to the model as isError)
+└── ElicitationError
+    ├── ElicitationTimeout          no answer within `timeout=` seconds
+    ├── ElicitationNotSupported     the client cannot show this kind of elicitation
+    ├── InvalidElicitationContent   an accepted answer broke the schema (.problems)
+    └── SchemaError                 a Python type cannot become a restricted schema
+```
+
+Declining, cancelling and timing out are normal outcomes: `elicit` returns
+`Declined` and `Cancelled` as data, and only a timeout raises. `ElicitationError`
+derives from the SDK's `ToolError` on purpose: one that escapes a tool ends the
+call as an `isError` result carrying its message, so the model reads which
+field was wrong instead of a generic "Error executing tool".
+
+Messages never contain the person's answers, only field names and reasons:
+the SDK logs tool errors, and answers may be personal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from mcp.server.mcpserver.exceptions import ToolError
+
+__all__ = [
+    "ElicitationError",
+    "ElicitationNotSupported",
+    "ElicitationTimeout",
+    "InvalidElicitationContent",
+    "Problem",
+    "SchemaError",
+]
+
+
+class ElicitationError(ToolError):
+    """Root of every elicitkit exception."""
+
+
+class ElicitationTimeout(ElicitationError, TimeoutError):
+    """Nobody answered within the elicitation's timeout.
+
+    Attributes:
+        timeout: the timeout that ran out, in seconds.
+    """
+
+    def __init__(self, timeout: float) -> None:
+        super().__init__(f"No answer to the elicitation within {timeout:g} seconds")
+        self.timeout = timeout
+
+
+class ElicitationNotSupported(ElicitationError):
+    """The client cannot show this elicitation (no capability, or not this mode)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One reason an answer was refused: the field (`path`, "" for the whole answer) and why."""
+
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}" if self.path else self.message
+
+
+class InvalidElicitationContent(ElicitationError, ValueError):
+    """An accepted answer does not match the question's schema.
+
+    Attributes:
+        problems: every problem found, each a `Problem(path, message)`.
+    """
+
+    def __init__(self, problems: Sequence[Problem]) -> None:
+        self.problems = list(problems)
+        listed = "; ".join(str(p) for p in self.problems)
+        super().__init__(f"The answer does not match the requested form: {listed}")
+
+
+class SchemaError(ElicitationError, TypeError):
+    """A type or raw schema cannot be expressed as MCP's restricted elicitation schema.
+
+    Raised the first time a tool asks with that schema; the message names the
+    field and the reason.
+    """

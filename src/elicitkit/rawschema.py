@@ -1,0 +1,128 @@
+"""Checking a hand-written `requestedSchema` against MCP's restricted subset.
+
+The spec allows a flat object whose properties are strings, numbers,
+integers, booleans and SEP-1330 enums. A raw schema outside that subset is
+refused with the property and the reason. The legacy titled-enum form
+(`enum` + `enumNames`) is accepted and sent as the current `oneOf` form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from elicitkit.errors import SchemaError
+
+__all__ = ["check_raw_schema"]
+
+_COMMON = {"type", "title", "description", "default"}
+_ALLOWED = {
+    "string": _COMMON | {"minLength", "maxLength", "format", "enum", "enumNames", "oneOf"},
+    "number": _COMMON | {"minimum", "maximum"},
+    "integer": _COMMON | {"minimum", "maximum"},
+    "boolean": _COMMON,
+    "array": _COMMON | {"items", "minItems", "maxItems"},
+}
+_FORMATS = {"email", "uri", "date", "date-time"}
+
+
+def check_raw_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the wire form of a raw schema, or raise `SchemaError` naming what is wrong."""
+    extra = set(schema) - {"type", "properties", "required", "$schema", "title", "description"}
+    if schema.get("type") != "object" or extra:
+        detail = f"unsupported keys {sorted(extra)}" if extra else 'the root must be {"type": "object", ...}'
+        raise SchemaError(f"Raw schema: {detail}")
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping) or not all(isinstance(k, str) for k in properties):
+        raise SchemaError("Raw schema: 'properties' must be an object of property schemas")
+    required = schema.get("required", [])
+    if not isinstance(required, list) or not all(isinstance(r, str) and r in properties for r in required):
+        raise SchemaError("Raw schema: 'required' must list property names")
+    wire: dict[str, Any] = {"type": "object", "properties": {k: _property(k, v) for k, v in properties.items()}}
+    if required:
+        wire["required"] = list(required)
+    return wire
+
+
+def _property(name: str, prop: Any) -> dict[str, Any]:
+    def refuse(reason: str) -> SchemaError:
+        return SchemaError(f"Raw schema property {name!r}: {reason}")
+
+    if not isinstance(prop, Mapping):
+        raise refuse("must be an object")
+    kind = prop.get("type")
+    if kind is None and "oneOf" in prop:
+        kind = "string"
+    if kind not in _ALLOWED:
+        raise refuse(f"type {kind!r} is not allowed (string, number, integer, boolean or a multi-select array)")
+    unknown = set(prop) - _ALLOWED[kind]
+    if unknown:
+        raise refuse(f"keys {sorted(unknown)} are not part of the restricted schema")
+    out = dict(prop)
+    out["type"] = kind
+    for key in ("title", "description"):
+        if key in prop and not isinstance(prop[key], str):
+            raise refuse(f"{key!r} must be a string")
+    if kind == "string":
+        _string(prop, out, refuse)
+    elif kind in ("number", "integer"):
+        for key in ("minimum", "maximum"):
+            if key in prop and (isinstance(prop[key], bool) or not isinstance(prop[key], int | float)):
+                raise refuse(f"{key!r} must be a number")
+    elif kind == "array":
+        _array(prop, out, refuse)
+    return out
+
+
+def _string(prop: Mapping[str, Any], out: dict[str, Any], refuse: Any) -> None:
+    for key in ("minLength", "maxLength"):
+        if key in prop and (isinstance(prop[key], bool) or not isinstance(prop[key], int) or prop[key] < 0):
+            raise refuse(f"{key!r} must be a non-negative integer")
+    if "format" in prop and prop["format"] not in _FORMATS:
+        raise refuse(f"format {prop['format']!r} is not one of {sorted(_FORMATS)}")
+    if "enum" in prop and "oneOf" in prop:
+        raise refuse("use either 'enum' or 'oneOf', not both")
+    if "enumNames" in prop and "enum" not in prop:
+        raise refuse("'enumNames' needs 'enum'")
+    if "enum" in prop:
+        values = _strings(prop["enum"], refuse, "'enum' must be a non-empty list of strings")
+        if "enumNames" in prop:
+            names = _strings(prop["enumNames"], refuse, "'enumNames' must be a list of strings")
+            if len(names) != len(values):
+                raise refuse("'enumNames' must have one title per 'enum' value")
+            del out["enum"], out["enumNames"]
+            out["oneOf"] = [{"const": v, "title": t} for v, t in zip(values, names, strict=True)]
+    if "oneOf" in prop:
+        _titled(prop["oneOf"], refuse, "'oneOf'")
+
+
+def _array(prop: Mapping[str, Any], out: dict[str, Any], refuse: Any) -> None:
+    items = prop.get("items")
+    if not isinstance(items, Mapping):
+        raise refuse("a multi-select needs 'items' with 'enum' or 'anyOf' choices")
+    if set(items) == {"type", "enum"} and items["type"] == "string":
+        _strings(items["enum"], refuse, "'items.enum' must be a non-empty list of strings")
+    elif set(items) == {"anyOf"}:
+        _titled(items["anyOf"], refuse, "'items.anyOf'")
+    else:
+        raise refuse("'items' must be {type: string, enum: [...]} or {anyOf: [{const, title}]}; arrays of other things cannot be asked")
+    for key in ("minItems", "maxItems"):
+        if key in prop and (isinstance(prop[key], bool) or not isinstance(prop[key], int) or prop[key] < 0):
+            raise refuse(f"{key!r} must be a non-negative integer")
+    out["items"] = dict(items)
+
+
+def _strings(value: Any, refuse: Any, reason: str) -> list[str]:
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        raise refuse(reason)
+    return list(value)
+
+
+def _titled(value: Any, refuse: Any, where: str) -> None:
+    if not isinstance(value, list) or not value:
+        raise refuse(f"{where} must be a non-empty list of {{const, title}}")
+    for option in value:
+        if not (isinstance(option, Mapping) and set(option) == {"const", "title"}):
+            raise refuse(f"{where} entries must be exactly {{const, title}}")
+        if not isinstance(option["const"], str) or not isinstance(option["title"], str):
+            raise refuse(f"{where} 'const' and 'title' must be strings")

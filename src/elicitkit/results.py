@@ -1,0 +1,50 @@
+"""The outcomes of an elicitation, as data: `Accepted[T]`, `Declined`, `Cancelled`.
+
+```python
+match await hitl.elicit(ctx, "Deploy?", Approval):
+    case Accepted(data=Approval(approved=True)): ...
+    case Declined() | Cancelled(): ...
+```
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Generic, Literal, TypeAlias, TypeVar
+
+__all__ = ["Accepted", "Cancelled", "Declined", "ElicitationResult"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Accepted(Generic[T]):
+    """The person answered.
+
+    Attributes:
+        data: the validated answer: an instance of the model, dataclass or
+            TypedDict asked with, the single value for a helper such as
+            `confirm`, or a dict for a raw schema.
+        content: the answer exactly as it arrived on the wire.
+    """
+
+    data: T
+    content: dict[str, Any] = field(default_factory=dict[str, Any])
+    action: Literal["accept"] = "accept"
+
+
+@dataclass(frozen=True, slots=True)
+class Declined:
+    """The person explicitly said no."""
+
+    action: Literal["decline"] = "decline"
+
+
+@dataclass(frozen=True, slots=True)
+class Cancelled:
+    """The person dismissed the question without choosing, or it was withdrawn."""
+
+    action: Literal["cancel"] = "cancel"
+
+
+ElicitationResult: TypeAlias = Accepted[T] | Declined | Cancelled

@@ -1,0 +1,309 @@
+"""Python types -> MCP's restricted elicitation schema.
+
+A question's schema may be a pydantic model, a dataclass, a TypedDict or a raw
+dict. Each becomes a `FormSchema`: the `requestedSchema` sent on the wire (a
+flat object of primitive properties, SEP-1330 enums, SEP-1034 defaults) plus
+what is needed to turn an answer back into the type. Types are compiled once
+and cached; anything the restricted schema cannot express is refused the
+first time, with an error naming the field.
+
+Titles for choices are attached one way, with `Titles`:
+
+```python
+class Target(BaseModel):
+    env: Annotated[Literal["prod", "staging"], Titles(prod="Production", staging="Staging")]
+```
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import enum
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, get_args, get_origin
+
+from typing_extensions import is_typeddict
+
+import annotated_types as at
+from pydantic import AnyUrl, BaseModel, EmailStr, PydanticUserError, SecretStr, TypeAdapter
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticUndefined
+
+from elicitkit.errors import SchemaError
+from elicitkit.rawschema import check_raw_schema
+
+__all__ = ["FormSchema", "Titles", "compile_schema"]
+
+
+class Titles:
+    """Display titles for a choice field's options, keyed by option value.
+
+    `Annotated[Literal["a", "b"], Titles(a="Alpha", b="Beta")]`, or
+    `Titles({"prod-eu": "Production (EU)"})` for values that are not identifiers.
+    Works on `Literal`, `Enum` (keyed by member value) and their `list`/`set`.
+    """
+
+    __slots__ = ("titles",)
+
+    def __init__(self, titles: Mapping[str, str] | None = None, /, **more: str) -> None:
+        self.titles: dict[str, str] = {**(titles or {}), **more}
+
+    def __repr__(self) -> str:
+        return f"Titles({self.titles!r})"
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class FormSchema:
+    """A compiled question schema.
+
+    Attributes:
+        wire: the `requestedSchema` to send.
+        source: the type (or raw dict) it was built from.
+        adapter: builds the typed answer; `None` for raw dict schemas.
+        nullable: fields that may be omitted and have no default (filled with None).
+    """
+
+    wire: dict[str, Any]
+    source: Any
+    adapter: TypeAdapter[Any] | None
+    nullable: tuple[str, ...] = ()
+
+    @property
+    def properties(self) -> dict[str, dict[str, Any]]:
+        props: dict[str, dict[str, Any]] = self.wire["properties"]
+        return props
+
+    @property
+    def required(self) -> list[str]:
+        req: list[str] = self.wire.get("required", [])
+        return req
+
+
+_cache: dict[Any, FormSchema] = {}
+
+
+def compile_schema(schema: Any) -> FormSchema:
+    """Compile `schema` (model, dataclass, TypedDict or raw dict) to a `FormSchema`.
+
+    Raises:
+        SchemaError: the schema is outside MCP's restricted subset; the message
+            names the field and why.
+    """
+    if isinstance(schema, FormSchema):
+        return schema
+    if isinstance(schema, Mapping):
+        return FormSchema(wire=check_raw_schema(schema), source=schema, adapter=None)
+    try:
+        return _cache[schema]
+    except (KeyError, TypeError):
+        pass
+    compiled = _compile_type(schema)
+    _cache[schema] = compiled
+    return compiled
+
+
+def _compile_type(tp: Any) -> FormSchema:
+    name = getattr(tp, "__name__", repr(tp))
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        fields = dict(tp.model_fields)
+    elif isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        hints = typing.get_type_hints(tp, include_extras=True)
+        fields = {}
+        for f in dataclasses.fields(tp):
+            if f.default is not dataclasses.MISSING:
+                default: Any = f.default
+            elif f.default_factory is not dataclasses.MISSING:
+                default = f.default_factory()
+            else:
+                default = PydanticUndefined
+            fields[f.name] = FieldInfo.from_annotated_attribute(hints[f.name], default)
+    elif is_typeddict(tp):
+        hints = typing.get_type_hints(tp, include_extras=True)
+        optional_keys: frozenset[str] = getattr(tp, "__optional_keys__", frozenset())
+        fields = {}
+        for key, hint in hints.items():
+            info = FieldInfo.from_annotation(_strip_required(hint))
+            if key in optional_keys and info.is_required():
+                info = FieldInfo.merge_field_infos(info, default=None)
+            fields[key] = info
+    else:
+        raise SchemaError(
+            f"Cannot ask with {name!r}: an elicitation schema is a pydantic model, a dataclass, "
+            "a TypedDict or a raw JSON schema dict"
+        )
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    nullable: list[str] = []
+    for field_name, info in fields.items():
+        key = info.alias or field_name if isinstance(tp, type) and issubclass(tp, BaseModel) else field_name
+        prop, optional = _property(f"{name}.{field_name}", info)
+        properties[key] = prop
+        has_default = not info.is_required()
+        if not has_default and not optional:
+            required.append(key)
+        elif not has_default:
+            nullable.append(key)
+    wire: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        wire["required"] = required
+    try:
+        adapter: TypeAdapter[Any] = TypeAdapter(tp)
+    except PydanticUserError as exc:
+        raise SchemaError(f"Cannot ask with {name!r}: {exc.message}") from None
+    return FormSchema(wire=wire, source=tp, adapter=adapter, nullable=tuple(nullable))
+
+
+def _strip_required(hint: Any) -> Any:
+    """Drop `Required[...]`/`NotRequired[...]` wrappers, which only say whether a TypedDict key may be missing."""
+    if get_origin(hint) is Annotated:
+        inner, *meta = get_args(hint)
+        return Annotated[(_strip_required(inner), *meta)]  # type: ignore[valid-type]
+    if get_origin(hint) in (typing.Required, typing.NotRequired):
+        return get_args(hint)[0]
+    return hint
+
+
+def _property(where: str, info: FieldInfo) -> tuple[dict[str, Any], bool]:
+    """One field's wire property, and whether the field is optional (`X | None`)."""
+    annotation, metadata = _unwrap_annotated(info.annotation, list(info.metadata))
+    optional = False
+    if _is_union(annotation):
+        members = [a for a in get_args(annotation) if a is not type(None)]
+        if len(members) != len(get_args(annotation)) and len(members) == 1:
+            optional = True
+            annotation, metadata = _unwrap_annotated(members[0], metadata)
+        else:
+            raise SchemaError(f"Field {where!r}: a union of types cannot be asked; use one type (X | None is fine)")
+    titles = next((m.titles for m in metadata if isinstance(m, Titles)), None)
+    prop = _type_property(where, annotation, titles)
+    _apply_constraints(where, prop, metadata)
+    if info.title:
+        prop["title"] = info.title
+    if info.description:
+        prop["description"] = info.description
+    default = info.get_default(call_default_factory=True) if not info.is_required() else None
+    if default is not None:
+        prop["default"] = _wire_default(default)
+    return prop, optional
+
+
+def _unwrap_annotated(annotation: Any, metadata: list[Any]) -> tuple[Any, list[Any]]:
+    while get_origin(annotation) is Annotated:
+        annotation, *more = get_args(annotation)
+        metadata = [*metadata, *more]
+        for extra in more:
+            if isinstance(extra, FieldInfo):
+                metadata.extend(extra.metadata)
+    return annotation, metadata
+
+
+def _is_union(annotation: Any) -> bool:
+    return get_origin(annotation) in (typing.Union, types.UnionType)
+
+
+def _type_property(where: str, tp: Any, titles: dict[str, str] | None) -> dict[str, Any]:
+    if tp is bool:
+        return {"type": "boolean"}
+    if tp is int:
+        return {"type": "integer"}
+    if tp is float:
+        return {"type": "number"}
+    if tp is SecretStr:
+        raise SchemaError(
+            f"Field {where!r}: secrets must not be asked in form mode (the MCP client and the model "
+            "would see them); ask for them in URL mode instead"
+        )
+    if tp is str:
+        return {"type": "string"}
+    if tp is EmailStr:
+        return {"type": "string", "format": "email"}
+    if isinstance(tp, type) and issubclass(tp, AnyUrl):
+        return {"type": "string", "format": "uri"}
+    if tp is dt.datetime:
+        return {"type": "string", "format": "date-time"}
+    if tp is dt.date:
+        return {"type": "string", "format": "date"}
+    options = _options(where, tp)
+    if options is not None:
+        return _single_select(options, titles)
+    if get_origin(tp) in (list, set, frozenset):
+        (item,) = get_args(tp) or (Any,)
+        item, _ = _unwrap_annotated(item, [])
+        options = _options(where, item)
+        if options is None:
+            raise SchemaError(
+                f"Field {where!r}: a list must be a multi-select of fixed choices "
+                "(list[Literal[...]] or list[SomeEnum]); free lists and lists of objects cannot be asked"
+            )
+        return _multi_select(options, titles)
+    if isinstance(tp, type) and (issubclass(tp, BaseModel) or dataclasses.is_dataclass(tp) or is_typeddict(tp)):
+        raise SchemaError(f"Field {where!r}: nested objects cannot be asked; the form must be flat")
+    raise SchemaError(f"Field {where!r}: type {getattr(tp, '__name__', tp)!r} cannot be asked in a form")
+
+
+def _options(where: str, tp: Any) -> list[str] | None:
+    """The string options of a `Literal[...]` or `Enum`, or None when `tp` is neither."""
+    if get_origin(tp) is Literal:
+        values = list(get_args(tp))
+    elif isinstance(tp, type) and issubclass(tp, enum.Enum):
+        values = [member.value for member in tp]
+    else:
+        return None
+    if not values or not all(isinstance(v, str) for v in values):
+        raise SchemaError(f"Field {where!r}: choices must be strings (use Literal['a', 'b'] or a str Enum)")
+    return values
+
+
+def _single_select(options: list[str], titles: dict[str, str] | None) -> dict[str, Any]:
+    if titles is None:
+        return {"type": "string", "enum": options}
+    return {"type": "string", "oneOf": [{"const": v, "title": titles.get(v, v)} for v in options]}
+
+
+def _multi_select(options: list[str], titles: dict[str, str] | None) -> dict[str, Any]:
+    if titles is None:
+        return {"type": "array", "items": {"type": "string", "enum": options}}
+    return {"type": "array", "items": {"anyOf": [{"const": v, "title": titles.get(v, v)} for v in options]}}
+
+
+def _apply_constraints(where: str, prop: dict[str, Any], metadata: list[Any]) -> None:
+    kind = prop["type"]
+    for m in metadata:
+        if isinstance(m, at.MinLen | at.MaxLen):
+            if kind not in ("string", "array"):
+                raise SchemaError(f"Field {where!r}: length limits apply to text and multi-selects only")
+            is_min = isinstance(m, at.MinLen)
+            if kind == "string":
+                prop["minLength" if is_min else "maxLength"] = m.min_length if is_min else m.max_length  # type: ignore[union-attr]
+            else:
+                prop["minItems" if is_min else "maxItems"] = m.min_length if is_min else m.max_length  # type: ignore[union-attr]
+        elif isinstance(m, at.Ge | at.Le | at.Gt | at.Lt):
+            if kind not in ("integer", "number"):
+                raise SchemaError(f"Field {where!r}: numeric bounds apply to numbers only")
+            if isinstance(m, at.Ge):
+                prop["minimum"] = m.ge
+            elif isinstance(m, at.Le):
+                prop["maximum"] = m.le
+            elif kind == "integer":
+                # The restricted schema has inclusive bounds only; integers convert exactly.
+                prop["minimum" if isinstance(m, at.Gt) else "maximum"] = (
+                    m.gt + 1 if isinstance(m, at.Gt) else m.lt - 1  # type: ignore[operator]
+                )
+            # An exclusive float bound has no wire form; the server still enforces it on the answer.
+
+
+def _wire_default(value: Any) -> Any:
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, set | frozenset | list | tuple):
+        items = [_wire_default(v) for v in value]
+        return sorted(items) if isinstance(value, set | frozenset) else items
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, AnyUrl):
+        return str(value)
+    return value
