@@ -5,6 +5,7 @@ ToolError (mcp SDK: an anticipated tool failure, reported to the model as isErro
 └── ElicitationError
     ├── ElicitationTimeout          no answer within `timeout=` seconds
     ├── ElicitationNotSupported     the client cannot show this kind of elicitation
+    ├── ElicitationClientError      the client answered the elicitation with an error
     ├── InvalidElicitationContent   an accepted answer broke the schema (.problems)
     └── SchemaError                 a Python type cannot become a restricted schema
 ```
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 from mcp.server.mcpserver.exceptions import ToolError
 
 __all__ = [
+    "ElicitationClientError",
     "ElicitationError",
     "ElicitationNotSupported",
     "ElicitationTimeout",
@@ -54,6 +56,18 @@ class ElicitationTimeout(ElicitationError, TimeoutError):
 
 class ElicitationNotSupported(ElicitationError):
     """The client cannot show this elicitation (no capability, or not this mode)."""
+
+
+class ElicitationClientError(ElicitationError):
+    """The client answered `elicitation/create` with a JSON-RPC error instead of a result.
+
+    Attributes:
+        code: the JSON-RPC error code the client sent.
+    """
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(f"The client could not show the elicitation (error {code}: {message})")
+        self.code = code
 
 
 @dataclass(frozen=True, slots=True)

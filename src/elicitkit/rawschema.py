@@ -105,7 +105,10 @@ def _array(prop: Mapping[str, Any], out: dict[str, Any], refuse: Any) -> None:
     elif set(items) == {"anyOf"}:
         _titled(items["anyOf"], refuse, "'items.anyOf'")
     else:
-        raise refuse("'items' must be {type: string, enum: [...]} or {anyOf: [{const, title}]}; arrays of other things cannot be asked")
+        raise refuse(
+            "'items' must be {type: string, enum: [...]} or {anyOf: [{const, title}]}; "
+            "arrays of other things cannot be asked"
+        )
     for key in ("minItems", "maxItems"):
         if key in prop and (isinstance(prop[key], bool) or not isinstance(prop[key], int) or prop[key] < 0):
             raise refuse(f"{key!r} must be a non-negative integer")

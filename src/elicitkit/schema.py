@@ -26,12 +26,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, get_args, get_origin
 
-from typing_extensions import is_typeddict
-
 import annotated_types as at
 from pydantic import AnyUrl, BaseModel, EmailStr, PydanticUserError, SecretStr, TypeAdapter
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
+from typing_extensions import is_typeddict
 
 from elicitkit.errors import SchemaError
 from elicitkit.rawschema import check_raw_schema
@@ -127,7 +126,11 @@ def _compile_type(tp: Any) -> FormSchema:
         fields = {}
         for key, hint in hints.items():
             info = FieldInfo.from_annotation(_strip_required(hint))
-            if key in optional_keys and info.is_required():
+            # Under `from __future__ import annotations` the TypedDict class cannot see NotRequired/Required in
+            # the string annotations, so `__optional_keys__` is wrong; the resolved hint says it reliably.
+            origin = get_origin(hint)
+            not_required = origin is typing.NotRequired or (key in optional_keys and origin is not typing.Required)
+            if not_required and info.is_required():
                 info = FieldInfo.merge_field_infos(info, default=None)
             fields[key] = info
     else:
@@ -161,7 +164,7 @@ def _strip_required(hint: Any) -> Any:
     """Drop `Required[...]`/`NotRequired[...]` wrappers, which only say whether a TypedDict key may be missing."""
     if get_origin(hint) is Annotated:
         inner, *meta = get_args(hint)
-        return Annotated[(_strip_required(inner), *meta)]  # type: ignore[valid-type]
+        return Annotated[(_strip_required(inner), *meta)]
     if get_origin(hint) in (typing.Required, typing.NotRequired):
         return get_args(hint)[0]
     return hint

@@ -1,0 +1,86 @@
+"""The only module that touches the `mcp` SDK's internals.
+
+Everything here leans on an attribute the SDK does not document as public;
+when the SDK moves, this file is the one to change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
+
+from mcp.server.context import ServerRequestContext
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.request_state import authenticated_principal
+from mcp_types import ClientCapabilities, Implementation
+from mcp_types.version import is_version_at_least
+
+__all__ = [
+    "MRTR_VERSION",
+    "capabilities",
+    "client_info",
+    "is_mrtr",
+    "principal",
+    "request_context",
+    "session_key",
+    "wrap_lifespan",
+]
+
+MRTR_VERSION = "2026-07-28"
+"""The first protocol revision where elicitation rides `InputRequiredResult` instead of a server request."""
+
+HostFactory = Callable[[Any], AbstractAsyncContextManager[None]]
+
+
+def wrap_lifespan(server: MCPServer[Any], host: HostFactory) -> None:
+    """Run `host(lifespan_state)` around every entry of the server's lifespan.
+
+    The SDK enters the lifespan once per streamable-HTTP manager, once per
+    stdio process and once per in-memory client: exactly the scopes in which
+    suspended tool bodies may outlive the request that started them.
+    """
+    lowlevel = server._lowlevel_server  # pyright: ignore[reportPrivateUsage]
+    inner = lowlevel.lifespan
+
+    @asynccontextmanager
+    async def lifespan(app: Any) -> AsyncIterator[Any]:
+        async with inner(app) as state, host(state):
+            yield state
+
+    lowlevel.lifespan = lifespan
+
+
+def request_context(ctx: Context[Any, Any]) -> ServerRequestContext[Any, Any]:
+    return ctx.request_context
+
+
+def is_mrtr(protocol_version: str | None) -> bool:
+    """True when this request speaks 2026-07-28 or later (no server-to-client requests)."""
+    return protocol_version is not None and is_version_at_least(protocol_version, MRTR_VERSION)
+
+
+def capabilities(ctx: Context[Any, Any]) -> ClientCapabilities | None:
+    return ctx.request_context.session.client_capabilities
+
+
+def client_info(ctx: Context[Any, Any]) -> Implementation | None:
+    params = ctx.request_context.session.client_params
+    return params.client_info if params is not None else None
+
+
+def principal(rctx: ServerRequestContext[Any, Any]) -> str | None:
+    """The authenticated identity of the caller, as the SDK binds `requestState` to it."""
+    return authenticated_principal(rctx)
+
+
+def session_key(rctx: ServerRequestContext[Any, Any]) -> object:
+    """An object identifying the caller's session.
+
+    Handshake-era connections are the session. 2026-07-28 has no sessions: the
+    authenticated principal stands in, and anonymous modern callers share none.
+    """
+    if is_mrtr(rctx.protocol_version):
+        who = principal(rctx)
+        return ("principal", who) if who is not None else None
+    return rctx.session._connection  # pyright: ignore[reportPrivateUsage]

@@ -1,0 +1,278 @@
+"""`Elicitation`: the one object a server creates to ask people questions."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar, overload
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+
+from elicitkit import _mcp
+from elicitkit.capabilities import Mode, supports_elicitation
+from elicitkit.engine.engine import Engine
+from elicitkit.engine.run import Question, new_id
+from elicitkit.errors import ElicitationNotSupported
+from elicitkit.helpers import (
+    FIELD,
+    TextFormat,
+    choice_schema,
+    choices_schema,
+    confirm_schema,
+    options_of,
+    text_schema,
+)
+from elicitkit.results import Accepted, Cancelled, Declined, ElicitationResult
+from elicitkit.schema import FormSchema, compile_schema
+from elicitkit.validation import to_data
+
+__all__ = ["Elicitation"]
+
+T = TypeVar("T")
+
+DEFAULT_TIMEOUT = 300.0
+
+
+class Elicitation:
+    """Human-in-the-loop elicitation for an `MCPServer`, on every protocol era.
+
+    ```python
+    server = MCPServer("deploy-desk")
+    hitl = Elicitation(server)
+
+    @server.tool()
+    async def deploy(version: str, ctx: Context) -> str:
+        match await hitl.elicit(ctx, f"Deploy {version}?", Approval):
+            case Accepted(data=Approval(approved=True)): ...
+    ```
+
+    Attaching installs a `tools/call` middleware and a lifespan hook on the
+    server; tools stay plain `@server.tool()` functions.
+
+    Args:
+        server: the server to attach to.
+        timeout: default seconds to wait for an answer (per question).
+        run_expiry: seconds a 2026-07-28 run waits for the client's retry
+            before it is cancelled and freed.
+        one_pending_per_session: when True, a new question cancels the
+            session's previous open one (whose `elicit` returns `Cancelled`);
+            by default questions are concurrent.
+    """
+
+    def __init__(
+        self,
+        server: MCPServer[Any],
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        run_expiry: float = 600.0,
+        one_pending_per_session: bool = False,
+    ) -> None:
+        _check_timeout(timeout)
+        _check_timeout(run_expiry)
+        self.server = server
+        self.timeout = timeout
+        self._engine = Engine(run_expiry=run_expiry, one_pending_per_session=one_pending_per_session)
+        server.middleware.append(self._engine.middleware)
+        _mcp.wrap_lifespan(server, self._engine.host)
+
+    @property
+    def active_runs(self) -> int:
+        """Tool executions currently tracked (running or waiting for a person)."""
+        return len(self._engine.runs)
+
+    @property
+    def pending_questions(self) -> int:
+        """Questions currently waiting for an answer."""
+        return self._engine.pending_questions
+
+    def supports(self, ctx: Context[Any, Any], mode: Mode = "form") -> bool:
+        """True when this request's client can show `mode` elicitations."""
+        return supports_elicitation(ctx, mode)
+
+    @overload
+    async def elicit(
+        self, ctx: Context[Any, Any], message: str, schema: type[T], *, timeout: float | None = None
+    ) -> ElicitationResult[T]: ...
+
+    @overload
+    async def elicit(
+        self, ctx: Context[Any, Any], message: str, schema: Mapping[str, Any], *, timeout: float | None = None
+    ) -> ElicitationResult[dict[str, Any]]: ...
+
+    async def elicit(
+        self, ctx: Context[Any, Any], message: str, schema: Any, *, timeout: float | None = None
+    ) -> ElicitationResult[Any]:
+        """Ask the person a question and wait for a validated, typed answer.
+
+        Args:
+            ctx: the tool's `Context`.
+            message: what to ask.
+            schema: a pydantic model, dataclass or TypedDict (the answer is an
+                instance of it), or a raw restricted JSON schema (the answer is a dict).
+            timeout: seconds to wait; defaults to the server-wide `timeout`.
+
+        Returns:
+            `Accepted` with `.data`, `Declined`, or `Cancelled`.
+
+        Raises:
+            SchemaError: `schema` is outside MCP's restricted form schema.
+            InvalidElicitationContent: the answer broke the schema (`.problems`).
+            ElicitationTimeout: no answer in time.
+            ElicitationNotSupported: the client cannot show forms.
+            ElicitationClientError: the client failed the request.
+        """
+        return await self._ask(ctx, message, compile_schema(schema), timeout, unwrap=False)
+
+    async def confirm(
+        self,
+        ctx: Context[Any, Any],
+        message: str,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        default: bool = False,
+        timeout: float | None = None,
+    ) -> ElicitationResult[bool]:
+        """Ask a yes/no question; `Accepted.data` is the checkbox's value."""
+        result: ElicitationResult[bool] = await self._ask(
+            ctx, message, confirm_schema(title, description, default), timeout, unwrap=True
+        )
+        return result
+
+    async def text(
+        self,
+        ctx: Context[Any, Any],
+        message: str,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        min_length: int | None = None,
+        max_length: int | None = None,
+        format: TextFormat | None = None,
+        default: str | None = None,
+        timeout: float | None = None,
+    ) -> ElicitationResult[str]:
+        """Ask for a line of text (optionally an email, URI, date or date-time)."""
+        schema = text_schema(title, description, min_length, max_length, format, default)
+        result: ElicitationResult[str] = await self._ask(ctx, message, schema, timeout, unwrap=True)
+        return result
+
+    async def choice(
+        self,
+        ctx: Context[Any, Any],
+        message: str,
+        options: Sequence[str],
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        default: str | None = None,
+        timeout: float | None = None,
+    ) -> ElicitationResult[str]:
+        """Ask for one of `options`; `Accepted.data` is the chosen value."""
+        return await self._choice(ctx, message, options, title, description, default, timeout)
+
+    async def titled_choice(
+        self,
+        ctx: Context[Any, Any],
+        message: str,
+        options: Mapping[str, str],
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        default: str | None = None,
+        timeout: float | None = None,
+    ) -> ElicitationResult[str]:
+        """Ask for one of `options` (value -> display title); `Accepted.data` is the value."""
+        return await self._choice(ctx, message, options, title, description, default, timeout)
+
+    async def choices(
+        self,
+        ctx: Context[Any, Any],
+        message: str,
+        options: Sequence[str],
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        min_items: int | None = None,
+        max_items: int | None = None,
+        default: Sequence[str] | None = None,
+        timeout: float | None = None,
+    ) -> ElicitationResult[list[str]]:
+        """Ask for several of `options` (multi-select); `Accepted.data` is the chosen values."""
+        return await self._choices(ctx, message, options, title, description, min_items, max_items, default, timeout)
+
+    async def titled_choices(
+        self,
+        ctx: Context[Any, Any],
+        message: str,
+        options: Mapping[str, str],
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        min_items: int | None = None,
+        max_items: int | None = None,
+        default: Sequence[str] | None = None,
+        timeout: float | None = None,
+    ) -> ElicitationResult[list[str]]:
+        """Multi-select with display titles (value -> title); `Accepted.data` is the chosen values."""
+        return await self._choices(ctx, message, options, title, description, min_items, max_items, default, timeout)
+
+    async def _choice(
+        self,
+        ctx: Context[Any, Any],
+        message: str,
+        options: Sequence[str] | Mapping[str, str],
+        title: str | None,
+        description: str | None,
+        default: str | None,
+        timeout: float | None,
+    ) -> ElicitationResult[str]:
+        values, titles = options_of(options)
+        schema = choice_schema(values, titles, title, description, default)
+        result: ElicitationResult[str] = await self._ask(ctx, message, schema, timeout, unwrap=True)
+        return result
+
+    async def _choices(
+        self,
+        ctx: Context[Any, Any],
+        message: str,
+        options: Sequence[str] | Mapping[str, str],
+        title: str | None,
+        description: str | None,
+        min_items: int | None,
+        max_items: int | None,
+        default: Sequence[str] | None,
+        timeout: float | None,
+    ) -> ElicitationResult[list[str]]:
+        values, titles = options_of(options)
+        chosen = None if default is None else tuple(default)
+        schema = choices_schema(values, titles, title, description, min_items, max_items, chosen)
+        result: ElicitationResult[list[str]] = await self._ask(ctx, message, schema, timeout, unwrap=True)
+        return result
+
+    async def _ask(
+        self, ctx: Context[Any, Any], message: str, schema: FormSchema, timeout: float | None, *, unwrap: bool
+    ) -> ElicitationResult[Any]:
+        if not isinstance(message, str) or not message.strip():
+            raise ValueError("An elicitation needs a non-empty message")
+        if timeout is None:
+            timeout = self.timeout
+        else:
+            _check_timeout(timeout)
+        rctx = _mcp.request_context(ctx)
+        if not supports_elicitation(ctx, "form"):
+            raise ElicitationNotSupported("The client did not declare that it can show elicitation forms")
+        question = Question(id=new_id(), message=message, schema=schema, expires_at=anyio.current_time() + timeout)
+        answer = await self._engine.ask(rctx, question, timeout)
+        if answer.action == "accept":
+            data = to_data(schema, answer.content)
+            return Accepted(data=data[FIELD] if unwrap else data, content=dict(answer.content))
+        if answer.action == "decline":
+            return Declined()
+        return Cancelled()
+
+
+def _check_timeout(value: float) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0 or math.isnan(value):
+        raise ValueError(f"timeout must be a positive number of seconds, got {value!r}")

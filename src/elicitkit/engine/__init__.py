@@ -1,0 +1,1 @@
+"""The elicitation engine: runs, continuation across MCP requests, and routes."""

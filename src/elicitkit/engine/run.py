@@ -1,0 +1,138 @@
+"""Runs and questions: the in-memory state of tool bodies that wait for people.
+
+A `Run` is one execution of a tool body. On 2026-07-28 it outlives the MCP
+request that started it: the body keeps running in its own task while each
+request (the first call, then every retry) waits for the run's *next outcome*
+— a final result, or the questions to hand back to the client.
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+
+from elicitkit.schema import FormSchema
+
+__all__ = ["Answer", "Final", "Question", "Run", "new_id"]
+
+# How many scheduler turns a request lets pass, after a question appears, for
+# sibling tasks of the same body to post theirs into the same round.
+_BATCH_TURNS = 3
+
+
+def new_id() -> str:
+    """128 random bits, URL-safe."""
+    return secrets.token_urlsafe(16)
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A person's reply as it came off the wire: action plus optional content."""
+
+    action: str
+    content: Any = None
+
+
+@dataclass(eq=False, slots=True)
+class Question:
+    """One elicitation waiting for its answer."""
+
+    id: str
+    message: str
+    schema: FormSchema
+    expires_at: float
+    owner: Run | None = None
+    session: object = None
+    answer: Answer | None = None
+    answered: anyio.Event = field(default_factory=anyio.Event)
+    scope: anyio.CancelScope | None = None
+    """Set while a native request is in flight, so the question can be withdrawn."""
+
+    def resolve(self, answer: Answer) -> bool:
+        """Deliver `answer`; False when the question already had one."""
+        if self.answer is not None:
+            return False
+        self.answer = answer
+        if self.owner is not None:
+            self.owner.pending.pop(self.id, None)
+        self.answered.set()
+        if self.scope is not None:
+            self.scope.cancel()
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class Final:
+    """How a run's body ended: a handler result, or the exception it raised."""
+
+    result: Any = None
+    error: BaseException | None = None
+
+
+@dataclass(eq=False)
+class Run:
+    """One execution of a tool body and its open questions."""
+
+    id: str
+    tool: str
+    principal: str | None
+    mrtr: bool
+    pending: dict[str, Question] = field(default_factory=dict)
+    final: Final | None = None
+    round: str | None = None
+    """The one-time nonce the next retry must echo; None while no retry is expected."""
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    inline: bool = False
+    """True when the body runs inside its request (handshake era, or no lifespan to host it)."""
+    picked: anyio.Event = field(default_factory=anyio.Event)
+    """Set once a request has taken the final outcome."""
+    _changed: anyio.Event = field(default_factory=anyio.Event)
+
+    def ask(self, question: Question) -> None:
+        self.pending[question.id] = question
+        self._notify()
+
+    def finish(self, final: Final) -> None:
+        self.final = final
+        self._notify()
+
+    def _notify(self) -> None:
+        self._changed.set()
+
+    async def next_outcome(self) -> Final | list[Question]:
+        """Wait until the body finishes or has questions waiting; batch concurrent ones."""
+        while True:
+            if self.final is not None:
+                return self.final
+            if self.pending:
+                seen = -1
+                for _ in range(_BATCH_TURNS):
+                    if len(self.pending) == seen or self.final is not None:
+                        break
+                    seen = len(self.pending)
+                    await anyio.lowlevel.checkpoint()
+                if self.final is not None:
+                    return self.final
+                if self.pending:
+                    return list(self.pending.values())
+            self._changed = anyio.Event()
+            await self._changed.wait()
+
+    def expect_retry(self, expiry: float) -> str:
+        """Hand out a fresh one-time round nonce and start the expiry clock."""
+        self.round = new_id()
+        self.scope.deadline = anyio.current_time() + expiry
+        return self.round
+
+    def take_round(self, nonce: str) -> bool:
+        """Consume the round nonce; False when it is not the current one (reused or stale)."""
+        if self.round is None or not secrets.compare_digest(self.round, nonce):
+            return False
+        self.round = None
+        self.scope.deadline = math.inf
+        return True
