@@ -36,8 +36,11 @@ def check_raw_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(properties, Mapping) or not all(isinstance(k, str) for k in properties):
         raise SchemaError("Raw schema: 'properties' must be an object of property schemas")
     required = schema.get("required", [])
-    if not isinstance(required, list) or not all(isinstance(r, str) and r in properties for r in required):
-        raise SchemaError("Raw schema: 'required' must list property names")
+    if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
+        raise SchemaError("Raw schema: 'required' must be a list of property names")
+    missing = [r for r in required if r not in properties]
+    if missing:
+        raise SchemaError(f"Raw schema: 'required' names {missing} which are not in 'properties'")
     wire: dict[str, Any] = {"type": "object", "properties": {k: _property(k, v) for k, v in properties.items()}}
     if required:
         wire["required"] = list(required)

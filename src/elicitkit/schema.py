@@ -142,7 +142,8 @@ def _compile_type(tp: Any) -> FormSchema:
     required: list[str] = []
     nullable: list[str] = []
     for field_name, info in fields.items():
-        key = info.alias or field_name if isinstance(tp, type) and issubclass(tp, BaseModel) else field_name
+        # The wire key is the name the answer is validated under.
+        key = info.validation_alias if isinstance(info.validation_alias, str) else info.alias or field_name
         prop, optional = _property(f"{name}.{field_name}", info)
         properties[key] = prop
         has_default = not info.is_required()

@@ -1,0 +1,122 @@
+"""Test helpers for servers that use elicitkit: a scripted person and a real HTTP server.
+
+```python
+human = ScriptedHuman(accept({"approved": True}), decline())
+async with Client(server, elicitation_callback=human) as client:
+    result = await client.call_tool("deploy", {"version": "2.1"})
+assert [q.message for q in human.transcript] == ["Deploy 2.1?", ...]
+```
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+from mcp.client.session import ClientRequestContext
+from mcp.server.mcpserver import MCPServer
+from mcp_types import ElicitRequestFormParams, ElicitRequestParams, ElicitResult, ErrorData
+
+__all__ = ["Exchange", "ScriptedHuman", "accept", "cancel", "decline", "serve_http"]
+
+Reply = ElicitResult | ErrorData
+Script = Reply | Callable[[ElicitRequestParams], Reply]
+
+
+def accept(content: Mapping[str, Any] | None = None) -> ElicitResult:
+    """The person submits the form with `content`."""
+    return ElicitResult(action="accept", content=dict(content) if content is not None else None)
+
+
+def decline() -> ElicitResult:
+    """The person says no."""
+    return ElicitResult(action="decline")
+
+
+def cancel() -> ElicitResult:
+    """The person dismisses the question."""
+    return ElicitResult(action="cancel")
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    """One question the scripted person saw, and what they replied."""
+
+    message: str
+    schema: dict[str, Any] | None
+    reply: Reply
+
+
+class ScriptedHuman:
+    """An elicitation callback for `mcp.Client` that answers from a script.
+
+    Each script entry answers one question, in order: an `ElicitResult`
+    (`accept(...)`, `decline()`, `cancel()`), an `ErrorData`, or a callable
+    that receives the request params and returns one. The last entry repeats
+    when `repeat_last=True`. Every exchange is recorded in `transcript`.
+    """
+
+    def __init__(self, *script: Script, repeat_last: bool = False) -> None:
+        self._script = list(script)
+        self._repeat_last = repeat_last
+        self.transcript: list[Exchange] = []
+        self._asked = anyio.Event()
+
+    async def __call__(self, context: ClientRequestContext, params: ElicitRequestParams) -> Reply:
+        if not self._script:
+            raise AssertionError(f"ScriptedHuman has no answer left for {params.message!r}")
+        entry = self._script[0] if self._repeat_last and len(self._script) == 1 else self._script.pop(0)
+        reply = entry(params) if callable(entry) else entry
+        schema = params.requested_schema if isinstance(params, ElicitRequestFormParams) else None
+        self.transcript.append(Exchange(params.message, schema, reply))
+        self._asked.set()
+        return reply
+
+    async def wait_for_question(self) -> None:
+        """Return once the person has been asked anything since the last call."""
+        await self._asked.wait()
+        self._asked = anyio.Event()
+
+
+@asynccontextmanager
+async def serve_http(server: MCPServer[Any], **app_options: Any) -> AsyncIterator[str]:
+    """Serve `server` over real streamable HTTP on 127.0.0.1 (a free port); yield the `/mcp` URL.
+
+    `app_options` go to `server.streamable_http_app(...)`. Needs uvicorn
+    (`pip install 'elicitkit[dev]'`).
+    """
+    try:
+        import uvicorn
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise ImportError("serve_http needs uvicorn: pip install 'elicitkit[dev]'") from None
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(server.streamable_http_app(**app_options), log_level="warning", lifespan="on")
+    http = uvicorn.Server(config)
+    started = anyio.Event()
+
+    async def serve() -> None:
+        original = http.startup
+
+        async def startup(sockets: list[socket.socket] | None = None) -> None:
+            await original(sockets=sockets)
+            started.set()
+
+        http.startup = startup  # type: ignore[method-assign]
+        await http.serve(sockets=[sock])
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(serve)
+        with anyio.fail_after(10):
+            await started.wait()
+        try:
+            yield f"http://127.0.0.1:{port}/mcp"
+        finally:
+            http.should_exit = True
+    sock.close()
