@@ -466,3 +466,11 @@ def test_a_validation_alias_is_the_wire_key_so_answers_validate() -> None:
     schema = compile_schema(Aliased)
     assert schema.wire["properties"] == {"userName": {"type": "string"}}
     assert schema.wire["required"] == ["userName"]
+
+
+def test_a_model_whose_annotations_cannot_be_resolved_is_refused_clearly() -> None:
+    class Later(BaseModel):
+        when: Undefined  # type: ignore[name-defined]  # noqa: F821
+
+    with pytest.raises(SchemaError, match=r"could not resolve its annotations.*model_rebuild\(\)"):
+        compile_schema(Later)

@@ -158,7 +158,7 @@ def test_a_repeated_multi_select_choice_is_reported() -> None:
 
 
 def test_too_few_or_too_many_choices_are_reported() -> None:
-    assert problems({"tags": []}) == [Problem("tags", "must have at least 1 choices")]
+    assert problems({"tags": []}) == [Problem("tags", "must have at least 1 choice")]
     assert problems({"tags": ["a", "b", "c"]}) == [Problem("tags", "must have at most 2 choices")]
 
 

@@ -108,6 +108,11 @@ def compile_schema(schema: Any) -> FormSchema:
 def _compile_type(tp: Any) -> FormSchema:
     name = getattr(tp, "__name__", repr(tp))
     if isinstance(tp, type) and issubclass(tp, BaseModel):
+        if not tp.__pydantic_complete__ and not _rebuilt(tp):
+            raise SchemaError(
+                f"Cannot ask with {name!r}: pydantic could not resolve its annotations yet; "
+                f"define every type it uses first, or call {name}.model_rebuild()"
+            )
         fields = dict(tp.model_fields)
     elif isinstance(tp, type) and dataclasses.is_dataclass(tp):
         hints = typing.get_type_hints(tp, include_extras=True)
@@ -159,6 +164,13 @@ def _compile_type(tp: Any) -> FormSchema:
     except PydanticUserError as exc:
         raise SchemaError(f"Cannot ask with {name!r}: {exc.message}") from None
     return FormSchema(wire=wire, source=tp, adapter=adapter, nullable=tuple(nullable))
+
+
+def _rebuilt(model: type[BaseModel]) -> bool:
+    try:
+        return bool(model.model_rebuild())
+    except (PydanticUserError, NameError):
+        return False
 
 
 def _strip_required(hint: Any) -> Any:

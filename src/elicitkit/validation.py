@@ -81,9 +81,9 @@ def _check_value(prop: dict[str, Any], value: Any) -> list[str]:
         return [] if value in options else [f"must be one of {', '.join(options)}"]
     problems = []
     if "minLength" in prop and len(value) < prop["minLength"]:
-        problems.append(f"must be at least {prop['minLength']} characters")
+        problems.append(f"must be at least {_count(prop['minLength'], 'character')}")
     if "maxLength" in prop and len(value) > prop["maxLength"]:
-        problems.append(f"must be at most {prop['maxLength']} characters")
+        problems.append(f"must be at most {_count(prop['maxLength'], 'character')}")
     fmt = prop.get("format")
     if fmt is not None and not _format_ok(fmt, value):
         problems.append(f"must be a valid {fmt}")
@@ -114,10 +114,14 @@ def _check_array(prop: dict[str, Any], value: Any) -> list[str]:
     if len(set(value)) != len(value):
         problems.append("must not repeat a choice")
     if "minItems" in prop and len(value) < prop["minItems"]:
-        problems.append(f"must have at least {prop['minItems']} choices")
+        problems.append(f"must have at least {_count(prop['minItems'], 'choice')}")
     if "maxItems" in prop and len(value) > prop["maxItems"]:
-        problems.append(f"must have at most {prop['maxItems']} choices")
+        problems.append(f"must have at most {_count(prop['maxItems'], 'choice')}")
     return problems
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _choices(prop: dict[str, Any]) -> list[str] | None:

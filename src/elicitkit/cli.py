@@ -1,0 +1,132 @@
+"""The `elicitkit` command.
+
+`elicitkit demo` runs examples/deploy_desk.py against a scripted person on both
+MCP protocol eras and prints what each side said.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import logging
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import Client
+from mcp.server.mcpserver import MCPServer
+from mcp_types import ElicitRequestFormParams, ElicitRequestParams, ElicitResult, TextContent
+
+from elicitkit.testing import ScriptedHuman, accept, decline
+
+__all__ = ["main"]
+
+_EXAMPLE = Path("examples") / "deploy_desk.py"
+
+# (tool, arguments, the person's replies in order)
+Scene = tuple[str, dict[str, Any], list[ElicitResult]]
+SCENES: list[Scene] = [
+    (
+        "deploy",
+        {"version": "2.1"},
+        [
+            accept({"approved": True, "note": "after the standup"}),
+            accept({"value": "prod-eu"}),
+            accept({"value": ["lint", "unit tests"]}),
+        ],
+    ),
+    ("deploy", {"version": "2.2"}, [decline()]),
+    ("schedule", {"version": "2.3"}, [accept({"when": "tonight", "notify": False})]),
+    ("deploy", {"version": "2.4"}, [accept({"approved": True}), accept({"value": "staging"}), accept({"value": []})]),
+]
+
+ERAS = [
+    ("legacy", "MCP 2025-11-25 — the server sends elicitation/create on the session"),
+    ("auto", "MCP 2026-07-28 — the call returns InputRequiredResult, the client retries with the answers"),
+]
+
+
+def _find_example(given: str | None) -> Path:
+    candidates = [Path(given)] if given else [Path.cwd() / _EXAMPLE, Path(__file__).resolve().parents[2] / _EXAMPLE]
+    for path in candidates:
+        if path.is_file():
+            return path
+    raise SystemExit(f"elicitkit demo: cannot find {candidates[0]}; pass --server PATH to a server module")
+
+
+def _load_server(path: Path) -> MCPServer[Any]:
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"elicitkit demo: cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    # Registered first, as a normal import would, so pydantic can resolve the module's annotations.
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    server = getattr(module, "server", None)
+    if not isinstance(server, MCPServer):
+        raise SystemExit(f"elicitkit demo: {path} defines no MCPServer named `server`")
+    return server
+
+
+def _fields(params: ElicitRequestParams) -> str:
+    if not isinstance(params, ElicitRequestFormParams):
+        return ""
+    schema = params.requested_schema
+    required = set(schema.get("required", []))
+    parts = []
+    for name, prop in schema.get("properties", {}).items():
+        kind = prop.get("type", "string")
+        choices = prop.get("enum") or [o["const"] for o in prop.get("oneOf", [])]
+        items = prop.get("items", {})
+        choices = choices or items.get("enum") or [o["const"] for o in items.get("anyOf", [])]
+        text = f"{name}: {kind}" + (f" of {'|'.join(choices)}" if choices else "")
+        parts.append(text + (" (required)" if name in required else ""))
+    return "  [" + ", ".join(parts) + "]"
+
+
+def _narrating(reply: ElicitResult, say: Callable[[str], None]) -> Callable[[ElicitRequestParams], ElicitResult]:
+    def answer(params: ElicitRequestParams) -> ElicitResult:
+        say(f"   ? server asks: {params.message}{_fields(params)}")
+        content = f" {json.dumps(reply.content)}" if reply.content is not None else ""
+        say(f"   > person: {reply.action}{content}")
+        return reply
+
+    return answer
+
+
+async def _demo(server: MCPServer[Any], say: Callable[[str], None]) -> None:
+    for mode, title in ERAS:
+        say(f"\n== {title} ==")
+        for tool, arguments, replies in SCENES:
+            human = ScriptedHuman(*(_narrating(r, say) for r in replies))
+            args = ", ".join(f"{k}={v!r}" for k, v in arguments.items())
+            say(f"-> {tool}({args})")
+            async with Client(server, mode=mode, elicitation_callback=human) as client:
+                result = await client.call_tool(tool, arguments)
+            text = " ".join(c.text for c in result.content if isinstance(c, TextContent))
+            say(f"   = {'error: ' if result.is_error else ''}{text}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="elicitkit", description="Human-in-the-loop elicitation for MCP servers.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    demo = commands.add_parser("demo", help="run examples/deploy_desk.py against a scripted person on both eras")
+    demo.add_argument("--server", help="path to a module defining `server` (default: examples/deploy_desk.py)")
+    args = parser.parse_args(argv)
+
+    if args.command == "demo":
+        path = _find_example(args.server)
+        server = _load_server(path)
+        # The SDK logs every failed tool call at INFO; the transcript already shows them.
+        logging.getLogger("mcp").setLevel(logging.WARNING)
+        print(f"elicitkit demo: {path.name} answered by a scripted person")
+        anyio.run(_demo, server, print)
+        print("\nSame tool code on both eras; every answer validated before the tool saw it.")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
