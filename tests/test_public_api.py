@@ -1,0 +1,41 @@
+import elicitkit
+
+EXPECTED = [
+    "Accepted",
+    "Cancelled",
+    "Declined",
+    "Elicitation",
+    "ElicitationClientError",
+    "ElicitationError",
+    "ElicitationNotSupported",
+    "ElicitationResult",
+    "ElicitationTimeout",
+    "InvalidElicitationContent",
+    "Problem",
+    "SchemaError",
+    "Titles",
+    "supports_elicitation",
+]
+
+
+def test_the_public_api_is_exactly_the_sorted_all_list() -> None:
+    assert elicitkit.__all__ == EXPECTED
+    assert sorted(elicitkit.__all__) == elicitkit.__all__
+
+
+def test_every_public_name_is_importable_from_the_package() -> None:
+    for name in elicitkit.__all__:
+        assert getattr(elicitkit, name) is not None
+
+
+def test_every_error_shares_the_one_root() -> None:
+    for name in elicitkit.__all__:
+        obj = getattr(elicitkit, name)
+        if isinstance(obj, type) and issubclass(obj, Exception):
+            assert issubclass(obj, elicitkit.ElicitationError)
+
+
+def test_importing_the_package_has_no_side_effects_on_logging() -> None:
+    import logging
+
+    assert logging.getLogger("elicitkit").handlers == []
