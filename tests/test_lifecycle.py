@@ -1,0 +1,293 @@
+"""Timeouts, cancellation, capabilities, the one-pending policy, and leaks — on both eras."""
+
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import (
+    CallToolResult,
+    ClientCapabilities,
+    ElicitationCapability,
+    ElicitRequestParams,
+    ElicitResult,
+    FormElicitationCapability,
+    InputRequiredResult,
+    TextContent,
+    UrlElicitationCapability,
+)
+
+from elicitkit import (
+    Accepted,
+    Elicitation,
+    ElicitationNotSupported,
+    ElicitationTimeout,
+    supports_elicitation,
+)
+from elicitkit.testing import ScriptedHuman, accept
+
+pytestmark = pytest.mark.anyio
+
+
+def text(result: CallToolResult) -> str:
+    return " ".join(c.text for c in result.content if isinstance(c, TextContent))
+
+
+class SlowHuman:
+    """A person who sees the question and never answers (until the test ends)."""
+
+    def __init__(self) -> None:
+        self.asked = anyio.Event()
+
+    async def __call__(self, context: Any, params: ElicitRequestParams) -> ElicitResult:
+        self.asked.set()
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+
+async def test_no_answer_in_time_raises_elicitation_timeout_in_the_tool(mode: str) -> None:
+    server = MCPServer("t")
+    hitl = Elicitation(server)
+
+    @server.tool()
+    async def ask(ctx: Context) -> str:
+        try:
+            await hitl.confirm(ctx, "Quick?", timeout=0.1)
+        except ElicitationTimeout as exc:
+            return f"timed out after {exc.timeout}"
+        return "answered"
+
+    if mode == "legacy":
+        async with Client(server, mode=mode, elicitation_callback=SlowHuman()) as client:
+            assert text(await client.call_tool("ask", {})) == "timed out after 0.1"
+    else:
+        # On 2026-07-28 the person is between rounds: the late retry gets the final result.
+        async with Client(server, mode=mode, elicitation_callback=ScriptedHuman()) as client:
+            first = await client.session.call_tool("ask", {}, allow_input_required=True)
+            assert isinstance(first, InputRequiredResult)
+            with anyio.fail_after(5):
+                while hitl.pending_questions:
+                    await anyio.wait_all_tasks_blocked()
+                    await anyio.lowlevel.checkpoint()
+            late = {key: accept({"value": True}) for key in first.input_requests or {}}
+            final = await client.session.call_tool(
+                "ask", {}, input_responses=late, request_state=first.request_state, allow_input_required=True
+            )
+            assert isinstance(final, CallToolResult)
+            assert text(final) == "timed out after 0.1"
+    assert hitl.active_runs == 0
+
+
+async def test_an_uncaught_timeout_ends_the_call_as_an_error_saying_so() -> None:
+    server = MCPServer("t")
+    hitl = Elicitation(server, timeout=0.1)
+
+    @server.tool()
+    async def ask(ctx: Context) -> str:
+        await hitl.confirm(ctx, "Quick?")
+        return "answered"
+
+    async with Client(server, mode="legacy", elicitation_callback=SlowHuman()) as client:
+        result = await client.call_tool("ask", {})
+    assert result.is_error
+    assert "No answer to the elicitation within 0.1 seconds" in text(result)
+
+
+async def test_cancelling_the_tool_call_cancels_the_pending_question_and_the_body() -> None:
+    server = MCPServer("t")
+    hitl = Elicitation(server)
+    body_cancelled = anyio.Event()
+    human = SlowHuman()
+
+    @server.tool()
+    async def ask(ctx: Context) -> str:
+        try:
+            await hitl.confirm(ctx, "Wait?")
+        except anyio.get_cancelled_exc_class():
+            body_cancelled.set()
+            raise
+        return "answered"
+
+    async with Client(server, mode="legacy", elicitation_callback=human) as client:
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(client.call_tool, "ask", {})
+                await human.asked.wait()
+                tg.cancel_scope.cancel()
+            await body_cancelled.wait()
+        await anyio.wait_all_tasks_blocked()
+        assert hitl.active_runs == 0
+        assert hitl.pending_questions == 0
+
+
+async def test_cancelling_an_in_flight_2026_request_cancels_the_suspended_body() -> None:
+    server = MCPServer("t")
+    hitl = Elicitation(server)
+    started, body_cancelled = anyio.Event(), anyio.Event()
+
+    @server.tool()
+    async def slow(ctx: Context) -> str:
+        started.set()
+        try:
+            await anyio.sleep_forever()
+        except anyio.get_cancelled_exc_class():
+            body_cancelled.set()
+            raise
+        return "unreachable"
+
+    async with Client(server, mode="auto", elicitation_callback=ScriptedHuman()) as client:
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(client.call_tool, "slow", {})
+                await started.wait()
+                tg.cancel_scope.cancel()
+            await body_cancelled.wait()
+        await anyio.wait_all_tasks_blocked()
+        assert hitl.active_runs == 0
+
+
+async def test_a_client_without_the_capability_gets_a_clear_not_supported_error(mode: str) -> None:
+    server = MCPServer("t")
+    hitl = Elicitation(server)
+
+    @server.tool()
+    async def ask(ctx: Context) -> str:
+        try:
+            await hitl.confirm(ctx, "Anyone?")
+        except ElicitationNotSupported as exc:
+            return f"not supported: {exc}"
+        return "answered"
+
+    async with Client(server, mode=mode) as client:
+        result = await client.call_tool("ask", {})
+    assert text(result) == "not supported: The client did not declare that it can show elicitation forms"
+
+
+async def test_supports_elicitation_reports_the_client_capability_on_both_eras(mode: str) -> None:
+    server = MCPServer("t")
+    Elicitation(server)
+
+    @server.tool()
+    async def caps(ctx: Context) -> str:
+        return f"{supports_elicitation(ctx)} {supports_elicitation(ctx, 'url')}"
+
+    async with Client(server, mode=mode, elicitation_callback=ScriptedHuman()) as with_cb:
+        declared = text(await with_cb.call_tool("caps", {}))
+    async with Client(server, mode=mode) as without:
+        assert text(await without.call_tool("caps", {})) == "False False"
+    assert declared.startswith("True")
+
+
+def fake_ctx(elicitation: ElicitationCapability | None) -> Any:
+    session = SimpleNamespace(client_capabilities=ClientCapabilities(elicitation=elicitation))
+    return SimpleNamespace(request_context=SimpleNamespace(session=session))
+
+
+@pytest.mark.parametrize(
+    ("capability", "form", "url"),
+    [
+        (None, False, False),
+        (ElicitationCapability(), True, False),
+        (ElicitationCapability(form=FormElicitationCapability()), True, False),
+        (ElicitationCapability(url=UrlElicitationCapability()), False, True),
+        (ElicitationCapability(form=FormElicitationCapability(), url=UrlElicitationCapability()), True, True),
+    ],
+    ids=["none", "bare-{}-means-form", "form", "url-only", "both"],
+)
+def test_declared_modes_map_to_support(capability: ElicitationCapability | None, form: bool, url: bool) -> None:
+    ctx = fake_ctx(capability)
+    assert supports_elicitation(ctx, "form") is form
+    assert supports_elicitation(ctx, "url") is url
+
+
+async def test_one_pending_per_session_cancels_the_previous_question() -> None:
+    server = MCPServer("t")
+    hitl = Elicitation(server, one_pending_per_session=True)
+    outcomes: dict[str, str] = {}
+
+    @server.tool()
+    async def ask(name: str, ctx: Context) -> str:
+        result = await hitl.text(ctx, name)
+        outcomes[name] = result.data if isinstance(result, Accepted) else result.action
+        return outcomes[name]
+
+    first_asked = anyio.Event()
+
+    async def human(context: Any, params: ElicitRequestParams) -> ElicitResult:
+        if params.message == "first":
+            first_asked.set()
+            await anyio.sleep_forever()
+        return ElicitResult(action="accept", content={"value": "second answer"})
+
+    async with Client(server, mode="legacy", elicitation_callback=human) as client:
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(client.call_tool, "ask", {"name": "first"})
+                await first_asked.wait()
+                tg.start_soon(client.call_tool, "ask", {"name": "second"})
+    assert outcomes == {"first": "cancel", "second": "second answer"}
+
+
+async def test_questions_are_concurrent_by_default() -> None:
+    server = MCPServer("t")
+    hitl = Elicitation(server)
+    both_asked = anyio.Event()
+    asked: list[str] = []
+
+    @server.tool()
+    async def ask(name: str, ctx: Context) -> str:
+        result = await hitl.text(ctx, name)
+        return result.data if isinstance(result, Accepted) else result.action
+
+    async def human(context: Any, params: ElicitRequestParams) -> ElicitResult:
+        asked.append(params.message)
+        if len(asked) == 2:
+            both_asked.set()
+        await both_asked.wait()
+        return ElicitResult(action="accept", content={"value": params.message.upper()})
+
+    results: list[str] = []
+    async with Client(server, mode="legacy", elicitation_callback=human) as client:
+
+        async def one(name: str) -> None:
+            results.append(text(await client.call_tool("ask", {"name": name})))
+
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(one, "a")
+                tg.start_soon(one, "b")
+    assert sorted(results) == ["A", "B"]
+
+
+async def test_nothing_leaks_after_answers_timeouts_and_cancellations(mode: str) -> None:
+    server = MCPServer("t")
+    hitl = Elicitation(server)
+
+    @server.tool()
+    async def ask(kind: str, ctx: Context) -> str:
+        try:
+            result = await hitl.confirm(ctx, kind, timeout=0.05 if kind == "timeout" else None)
+        except ElicitationTimeout:
+            return "timeout"
+        return result.action
+
+    async def human(context: Any, params: ElicitRequestParams) -> ElicitResult:
+        if params.message == "timeout" and mode == "legacy":
+            await anyio.sleep_forever()
+        return ElicitResult(action="decline")
+
+    async with Client(server, mode=mode, elicitation_callback=human) as client:
+        await anyio.wait_all_tasks_blocked()
+        baseline = len(asyncio.all_tasks())
+        for kind in ["answer", "timeout", "answer"] * 5:
+            await client.call_tool("ask", {"kind": kind})
+        await anyio.wait_all_tasks_blocked()
+        assert hitl.active_runs == 0
+        assert hitl.pending_questions == 0
+        assert hitl._engine._session_questions == {}
+        assert len(asyncio.all_tasks()) == baseline
