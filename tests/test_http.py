@@ -1,0 +1,341 @@
+"""Elicitation over real streamable HTTP (uvicorn on 127.0.0.1), on both protocol eras."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, MCPError
+from mcp.client.session import ClientRequestContext, ElicitationFnT
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import (
+    CallToolResult,
+    ElicitRequestParams,
+    ElicitResult,
+    ErrorData,
+    InputRequiredResult,
+    TextContent,
+)
+from pydantic import BaseModel, Field
+
+from elicitkit import Accepted, Cancelled, Declined, Elicitation
+from elicitkit.testing import ScriptedHuman, accept, cancel, decline, serve_http
+
+pytestmark = pytest.mark.anyio
+
+ERAS = {"legacy": "2025-11-25", "auto": "2026-07-28"}
+ENVIRONMENTS = {"staging": "Staging", "prod-eu": "Production (EU)"}
+CHECKS = ["lint", "unit tests", "canary"]
+
+
+class Crew(BaseModel):
+    callsign: str = Field(min_length=2, max_length=6)
+    age: int = Field(ge=18, le=99)
+
+
+def text_of(result: CallToolResult) -> str:
+    return " ".join(c.text for c in result.content if isinstance(c, TextContent))
+
+
+def assert_idle(hitl: Elicitation) -> None:
+    assert hitl.active_runs == 0
+    assert hitl.pending_questions == 0
+
+
+def all_open(count: int, human: ScriptedHuman) -> ElicitationFnT:
+    """An elicitation callback that lets `human` answer only once `count` questions are open at once."""
+    asked: list[str] = []
+    everyone_asked = anyio.Event()
+
+    async def callback(context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult | ErrorData:
+        asked.append(params.message)
+        if len(asked) == count:
+            everyone_asked.set()
+        await everyone_asked.wait()
+        return await human(context, params)
+
+    return callback
+
+
+def make_server() -> tuple[MCPServer, Elicitation]:
+    server = MCPServer("http-test")
+    return server, Elicitation(server, timeout=10)
+
+
+async def test_a_three_question_tool_gets_typed_answers_and_runs_its_body_once(mode: str) -> None:
+    server, hitl = make_server()
+    bodies: list[str] = []
+
+    @server.tool()
+    async def enlist(version: str, ctx: Context) -> str:
+        bodies.append(version)
+        crew = await hitl.elicit(ctx, f"Who ships {version}?", Crew)
+        target = await hitl.titled_choice(ctx, "Where to?", ENVIRONMENTS)
+        checks = await hitl.choices(ctx, "Which checks?", CHECKS, min_items=1)
+        assert isinstance(crew, Accepted)
+        assert isinstance(target, Accepted)
+        assert isinstance(checks, Accepted)
+        assert isinstance(crew.data, Crew)
+        assert isinstance(crew.data.age, int)
+        return f"{crew.data.callsign}/{crew.data.age} -> {ENVIRONMENTS[target.data]} after {'+'.join(checks.data)}"
+
+    human = ScriptedHuman(
+        accept({"callsign": "ada", "age": 36}),
+        accept({"value": "prod-eu"}),
+        accept({"value": ["lint", "canary"]}),
+    )
+    async with serve_http(server) as url, Client(url, mode=mode, elicitation_callback=human) as client:
+        assert client.protocol_version == ERAS[mode]
+        result = await client.call_tool("enlist", {"version": "2.1"})
+        assert not result.is_error, text_of(result)
+        assert text_of(result) == "ada/36 -> Production (EU) after lint+canary"
+        assert bodies == ["2.1"]
+        assert [x.message for x in human.transcript] == ["Who ships 2.1?", "Where to?", "Which checks?"]
+        target_schema = human.transcript[1].schema
+        assert target_schema is not None
+        assert target_schema["properties"]["value"]["oneOf"] == [
+            {"const": "staging", "title": "Staging"},
+            {"const": "prod-eu", "title": "Production (EU)"},
+        ]
+        assert_idle(hitl)
+
+
+@pytest.mark.parametrize(("reply", "outcome"), [(decline(), "Declined"), (cancel(), "Cancelled")])
+async def test_decline_and_cancel_come_back_as_outcomes(mode: str, reply: ElicitResult, outcome: str) -> None:
+    server, hitl = make_server()
+
+    @server.tool()
+    async def release(ctx: Context) -> str:
+        match await hitl.elicit(ctx, "Release?", Crew):
+            case Declined():
+                return "Declined"
+            case Cancelled():
+                return "Cancelled"
+            case Accepted():
+                return "Accepted"
+
+    async with serve_http(server) as url, Client(url, mode=mode, elicitation_callback=ScriptedHuman(reply)) as client:
+        assert client.protocol_version == ERAS[mode]
+        result = await client.call_tool("release", {})
+        assert not result.is_error, text_of(result)
+        assert text_of(result) == outcome
+        assert_idle(hitl)
+
+
+async def test_an_invalid_answer_ends_the_call_as_an_error_naming_each_bad_field(mode: str) -> None:
+    server, hitl = make_server()
+    after_answer: list[object] = []
+
+    @server.tool()
+    async def enlist(ctx: Context) -> str:
+        answer = await hitl.elicit(ctx, "Who are you?", Crew)
+        after_answer.append(answer)
+        return "enlisted"
+
+    human = ScriptedHuman(accept({"callsign": "zebra-secret-value", "age": 7}))
+    async with serve_http(server) as url, Client(url, mode=mode, elicitation_callback=human) as client:
+        assert client.protocol_version == ERAS[mode]
+        result = await client.call_tool("enlist", {})
+        assert result.is_error
+        text = text_of(result)
+        assert "callsign" in text
+        assert "age" in text
+        assert "zebra-secret-value" not in text
+        assert after_answer == []
+        assert_idle(hitl)
+
+
+async def test_questions_asked_concurrently_inside_one_tool_are_open_at_once_and_both_answered(mode: str) -> None:
+    server, hitl = make_server()
+    bodies: list[None] = []
+
+    @server.tool()
+    async def outfit(ctx: Context) -> str:
+        bodies.append(None)
+        answers: dict[str, str] = {}
+
+        async def ask(what: str, options: list[str]) -> None:
+            result = await hitl.choice(ctx, f"Pick a {what}", options)
+            assert isinstance(result, Accepted)
+            answers[what] = result.data
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(ask, "color", ["red", "blue"])
+            tg.start_soon(ask, "size", ["S", "L"])
+        return f"{answers['color']} {answers['size']}"
+
+    def person(params: ElicitRequestParams) -> ElicitResult:
+        return accept({"value": {"Pick a color": "blue", "Pick a size": "L"}[params.message]})
+
+    human = ScriptedHuman(person, repeat_last=True)
+    async with serve_http(server) as url, Client(url, mode=mode, elicitation_callback=all_open(2, human)) as client:
+        assert client.protocol_version == ERAS[mode]
+        with anyio.fail_after(5):
+            result = await client.call_tool("outfit", {})
+        assert not result.is_error, text_of(result)
+        assert text_of(result) == "blue L"
+        assert sorted(x.message for x in human.transcript) == ["Pick a color", "Pick a size"]
+        assert len(bodies) == 1
+        assert_idle(hitl)
+
+
+async def test_parallel_tool_calls_from_one_client_each_get_their_own_answers(mode: str) -> None:
+    server, hitl = make_server()
+    bodies: list[int] = []
+
+    @server.tool()
+    async def ticket(n: int, ctx: Context) -> str:
+        bodies.append(n)
+        answer = await hitl.text(ctx, f"Label for ticket {n}?")
+        assert isinstance(answer, Accepted)
+        return f"{n}:{answer.data}"
+
+    def person(params: ElicitRequestParams) -> ElicitResult:
+        match = re.fullmatch(r"Label for ticket (\d+)\?", params.message)
+        assert match is not None
+        return accept({"value": f"label-{match[1]}"})
+
+    human = ScriptedHuman(person, repeat_last=True)
+    results: dict[int, CallToolResult] = {}
+    async with serve_http(server) as url, Client(url, mode=mode, elicitation_callback=all_open(5, human)) as client:
+        assert client.protocol_version == ERAS[mode]
+
+        async def call(n: int) -> None:
+            results[n] = await client.call_tool("ticket", {"n": n})
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                for n in range(5):
+                    tg.start_soon(call, n)
+
+        assert {n: text_of(r) for n, r in results.items()} == {n: f"{n}:label-{n}" for n in range(5)}
+        assert not any(r.is_error for r in results.values())
+        assert sorted(bodies) == list(range(5))
+        assert len(human.transcript) == 5
+        assert_idle(hitl)
+
+
+# --- 2026-07-28, the retry loop driven by hand ---------------------------------------------------
+
+
+def make_two_step_server() -> tuple[MCPServer, Elicitation, dict[str, int]]:
+    """A tool that asks twice; `counts` records how often each stretch of its body ran."""
+    server, hitl = make_server()
+    counts = {"started": 0, "after_first": 0, "finished": 0}
+
+    @server.tool()
+    async def ship(version: str, ctx: Context) -> str:
+        counts["started"] += 1
+        first = await hitl.confirm(ctx, f"Ship {version}?")
+        counts["after_first"] += 1
+        second = await hitl.text(ctx, "Release note?")
+        counts["finished"] += 1
+        assert isinstance(first, Accepted)
+        assert isinstance(second, Accepted)
+        return f"{version} shipped={first.data} note={second.data}"
+
+    return server, hitl, counts
+
+
+def only_request(result: Any) -> tuple[str, str]:
+    """The single input request's key and message from an `InputRequiredResult`."""
+    assert isinstance(result, InputRequiredResult)
+    assert result.request_state is not None
+    [(key, request)] = result.input_requests.items()
+    return key, request.params.message
+
+
+async def test_a_used_request_state_is_refused_and_the_body_never_resumes_twice() -> None:
+    server, hitl, counts = make_two_step_server()
+    human = ScriptedHuman()
+    async with serve_http(server) as url, Client(url, mode="auto", elicitation_callback=human) as client:
+        assert client.protocol_version == "2026-07-28"
+        session = client.session
+        args = {"version": "3.0"}
+
+        first = await session.call_tool("ship", args, allow_input_required=True)
+        key, message = only_request(first)
+        assert message == "Ship 3.0?"
+        yes = {key: accept({"value": True})}
+
+        second = await session.call_tool(
+            "ship", args, input_responses=yes, request_state=first.request_state, allow_input_required=True
+        )
+        key2, message2 = only_request(second)
+        assert message2 == "Release note?"
+        assert counts == {"started": 1, "after_first": 1, "finished": 0}
+
+        with pytest.raises(MCPError, match="requestState was already used"):
+            await session.call_tool(
+                "ship", args, input_responses=yes, request_state=first.request_state, allow_input_required=True
+            )
+        assert counts == {"started": 1, "after_first": 1, "finished": 0}
+        assert hitl.pending_questions == 1
+
+        done = await session.call_tool(
+            "ship",
+            args,
+            input_responses={key2: accept({"value": "all good"})},
+            request_state=second.request_state,
+            allow_input_required=True,
+        )
+        assert isinstance(done, CallToolResult)
+        assert not done.is_error, text_of(done)
+        assert text_of(done) == "3.0 shipped=True note=all good"
+        assert counts == {"started": 1, "after_first": 1, "finished": 1}
+        assert_idle(hitl)
+
+        with pytest.raises(MCPError):
+            await session.call_tool(
+                "ship",
+                args,
+                input_responses={key2: accept({"value": "again"})},
+                request_state=second.request_state,
+                allow_input_required=True,
+            )
+        assert counts == {"started": 1, "after_first": 1, "finished": 1}
+        assert human.transcript == []
+        assert_idle(hitl)
+
+
+async def test_a_tampered_request_state_is_refused_and_resumes_nothing() -> None:
+    server, hitl, counts = make_two_step_server()
+    async with serve_http(server) as url, Client(url, mode="auto", elicitation_callback=ScriptedHuman()) as client:
+        assert client.protocol_version == "2026-07-28"
+        session = client.session
+        args = {"version": "3.1"}
+
+        first = await session.call_tool("ship", args, allow_input_required=True)
+        key, _ = only_request(first)
+        state = first.request_state
+        middle = len(state) // 2
+        tampered = state[:middle] + ("A" if state[middle] != "A" else "B") + state[middle + 1 :]
+        assert tampered != state
+        yes = {key: accept({"value": True})}
+
+        with pytest.raises(MCPError):
+            await session.call_tool(
+                "ship", args, input_responses=yes, request_state=tampered, allow_input_required=True
+            )
+        assert counts == {"started": 1, "after_first": 0, "finished": 0}
+        assert hitl.active_runs == 1
+        assert hitl.pending_questions == 1
+
+        # The genuine state still works: the refusal lost nothing.
+        second = await session.call_tool(
+            "ship", args, input_responses=yes, request_state=state, allow_input_required=True
+        )
+        key2, _ = only_request(second)
+        done = await session.call_tool(
+            "ship",
+            args,
+            input_responses={key2: accept({"value": "fine"})},
+            request_state=second.request_state,
+            allow_input_required=True,
+        )
+        assert isinstance(done, CallToolResult)
+        assert text_of(done) == "3.1 shipped=True note=fine"
+        assert counts == {"started": 1, "after_first": 1, "finished": 1}
+        assert_idle(hitl)
