@@ -60,12 +60,12 @@ def is_mrtr(protocol_version: str | None) -> bool:
     return protocol_version is not None and is_version_at_least(protocol_version, MRTR_VERSION)
 
 
-def capabilities(ctx: Context[Any, Any]) -> ClientCapabilities | None:
-    return ctx.request_context.session.client_capabilities
+def capabilities(rctx: ServerRequestContext[Any, Any]) -> ClientCapabilities | None:
+    return rctx.session.client_capabilities
 
 
-def client_info(ctx: Context[Any, Any]) -> Implementation | None:
-    params = ctx.request_context.session.client_params
+def client_info(rctx: ServerRequestContext[Any, Any]) -> Implementation | None:
+    params = rctx.session.client_params
     return params.client_info if params is not None else None
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from mcp.server.mcpserver import Context
+from mcp_types import ClientCapabilities
 
 from elicitkit import _mcp
 
-__all__ = ["Mode", "supports_elicitation"]
+__all__ = ["Mode", "supports_elicitation", "supports_mode"]
 
 Mode = Literal["form", "url"]
 
@@ -20,7 +21,11 @@ def supports_elicitation(ctx: Context[Any, Any], mode: Mode = "form") -> bool:
     2026-07-28 the capabilities carried by this very request. A bare
     `elicitation: {}` (as Claude Code sends) means form mode only.
     """
-    caps = _mcp.capabilities(ctx)
+    return supports_mode(_mcp.capabilities(_mcp.request_context(ctx)), mode)
+
+
+def supports_mode(caps: ClientCapabilities | None, mode: Mode) -> bool:
+    """True when declared capabilities `caps` include `mode` elicitations."""
     elicitation = caps.elicitation if caps is not None else None
     if elicitation is None:
         return False

@@ -10,7 +10,7 @@ import anyio
 from mcp.server.mcpserver import Context, MCPServer
 
 from elicitkit import _mcp
-from elicitkit.capabilities import Mode, supports_elicitation
+from elicitkit.capabilities import Mode, supports_elicitation, supports_mode
 from elicitkit.engine.engine import Engine
 from elicitkit.engine.run import Question, new_id
 from elicitkit.errors import ElicitationNotSupported
@@ -261,7 +261,7 @@ class Elicitation:
         else:
             _check_timeout(timeout)
         rctx = _mcp.request_context(ctx)
-        if not supports_elicitation(ctx, "form"):
+        if not supports_mode(_mcp.capabilities(rctx), "form"):
             raise ElicitationNotSupported("The client did not declare that it can show elicitation forms")
         question = Question(id=new_id(), message=message, schema=schema, expires_at=anyio.current_time() + timeout)
         answer = await self._engine.ask(rctx, question, timeout)

@@ -183,10 +183,10 @@ class Engine:
     # -- asking ----------------------------------------------------------------
 
     async def ask(self, rctx: ServerRequestContext[Any, Any], question: Question, timeout: float) -> Answer:
-        """Put `question` to the person on the route this request allows; wait for the answer.
+        """Put `question` to the person on the route this request allows; wait until `question.expires_at`.
 
         Raises:
-            ElicitationTimeout: no answer within `timeout` seconds.
+            ElicitationTimeout: no answer in time (the message quotes `timeout`).
             ElicitationNotSupported: this request cannot carry an elicitation.
             ElicitationClientError: the client answered with an error.
             InvalidElicitationContent: the client's reply was not an elicitation result.
@@ -202,23 +202,25 @@ class Engine:
         if self.one_pending_per_session:
             self._claim_session(rctx, question)
         try:
-            with anyio.fail_after(timeout):
+            # One scope per question: its deadline is the timeout, and cancelling it withdraws the question.
+            with anyio.CancelScope(deadline=question.expires_at) as scope:
                 if mrtr:
                     assert run is not None
                     run.ask(question)
-                    await question.answered.wait()
+                    await question.wait()
                 else:
+                    question.scope = scope
                     if run is not None:
                         run.pending[question.id] = question
                     await self._ask_native(rctx, question)
-        except TimeoutError:
-            raise ElicitationTimeout(timeout) from None
         finally:
+            question.scope = None
             if run is not None:
                 run.pending.pop(question.id, None)
             if question.session is not None and self._session_questions.get(question.session) is question:
                 del self._session_questions[question.session]
-        assert question.answer is not None
+        if question.answer is None:
+            raise ElicitationTimeout(timeout)
         return question.answer
 
     def _claim_session(self, rctx: ServerRequestContext[Any, Any], question: Question) -> None:
@@ -232,21 +234,18 @@ class Engine:
             previous.resolve(Answer("cancel"))
 
     async def _ask_native(self, rctx: ServerRequestContext[Any, Any], question: Question) -> None:
-        with anyio.CancelScope() as scope:
-            question.scope = scope
-            try:
-                result = await rctx.session.elicit_form(
-                    question.message, question.schema.wire, related_request_id=rctx.request_id
-                )
-            except MCPError as exc:
-                raise ElicitationClientError(exc.error.code, exc.error.message) from None
-            except ValidationError:
-                raise InvalidElicitationContent(
-                    [Problem("", "the client's reply is not a valid elicitation result")]
-                ) from None
-            finally:
-                question.scope = None
-            question.resolve(Answer(result.action, result.content))
+        try:
+            result = await rctx.session.elicit_form(
+                question.message, question.schema.wire, related_request_id=rctx.request_id
+            )
+        except MCPError as exc:
+            raise ElicitationClientError(exc.error.code, exc.error.message) from None
+        except ValidationError:
+            raise InvalidElicitationContent(
+                [Problem("", "the client's reply is not a valid elicitation result")]
+            ) from None
+        question.scope = None
+        question.resolve(Answer(result.action, result.content))
 
 
 def _render(question: Question) -> ElicitRequest:

@@ -49,9 +49,15 @@ class Question:
     owner: Run | None = None
     session: object = None
     answer: Answer | None = None
-    answered: anyio.Event = field(default_factory=anyio.Event)
     scope: anyio.CancelScope | None = None
     """Set while a native request is in flight, so the question can be withdrawn."""
+    _answered: anyio.Event | None = None
+
+    async def wait(self) -> None:
+        """Wait for `resolve` (the 2026-07-28 route, where the answer arrives with a retry)."""
+        if self.answer is None:
+            self._answered = anyio.Event()
+            await self._answered.wait()
 
     def resolve(self, answer: Answer) -> bool:
         """Deliver `answer`; False when the question already had one."""
@@ -60,7 +66,8 @@ class Question:
         self.answer = answer
         if self.owner is not None:
             self.owner.pending.pop(self.id, None)
-        self.answered.set()
+        if self._answered is not None:
+            self._answered.set()
         if self.scope is not None:
             self.scope.cancel()
         return True
