@@ -151,9 +151,9 @@ async def test_cancelling_an_in_flight_2026_request_cancels_the_suspended_body()
         assert hitl.active_runs == 0
 
 
-async def test_a_client_without_the_capability_gets_a_clear_not_supported_error(mode: str) -> None:
+async def test_with_the_error_policy_a_client_without_the_capability_gets_not_supported(mode: str) -> None:
     server = MCPServer("t")
-    hitl = Elicitation(server)
+    hitl = Elicitation(server, fallback="error")
 
     @server.tool()
     async def ask(ctx: Context) -> str:

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar, overload
+from typing import Any, Literal, TypeVar, overload
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 
 from elicitkit import _mcp
-from elicitkit.capabilities import Mode, supports_elicitation, supports_mode
-from elicitkit.engine.engine import Engine
+from elicitkit.clients import ClientOverride, Mode
+from elicitkit.engine.engine import Engine, Fallback
+from elicitkit.engine.routes import native_possible
 from elicitkit.engine.run import Question, new_id
-from elicitkit.errors import ElicitationNotSupported
+from elicitkit.fallback import DEFAULT_TOOL, tool_description
 from elicitkit.helpers import (
     FIELD,
     TextFormat,
@@ -58,6 +59,17 @@ class Elicitation:
         one_pending_per_session: when True, a new question cancels the
             session's previous open one (whose `elicit` returns `Cancelled`);
             by default questions are concurrent.
+        fallback: what happens when the client cannot show the form:
+            `"llm"` (the tool result asks the model to ask the person, who
+            answers through the `fallback_tool` system tool), `"error"`
+            (`ElicitationNotSupported`), or an async callable
+            `(ctx, PendingQuestion) -> ElicitResult`.
+        fallback_tool: the name of the system tool for the `"llm"` fallback.
+        client_overrides: the modes particular clients really support,
+            whatever they declare (matched on `clientInfo` name and version).
+        keepalive: seconds between progress notifications while a
+            2025-11-25 client shows a form (when the call has a progress
+            token); `None` turns them off.
     """
 
     def __init__(
@@ -67,14 +79,36 @@ class Elicitation:
         timeout: float = DEFAULT_TIMEOUT,
         run_expiry: float = 600.0,
         one_pending_per_session: bool = False,
+        fallback: Fallback = "llm",
+        fallback_tool: str = DEFAULT_TOOL,
+        client_overrides: Sequence[ClientOverride] = (),
+        keepalive: float | None = 15.0,
     ) -> None:
         _check_timeout(timeout)
         _check_timeout(run_expiry)
+        if keepalive is not None:
+            _check_timeout(keepalive)
+        if not (fallback in ("llm", "error") or callable(fallback)):
+            raise ValueError(f'fallback must be "llm", "error" or an async callable, not {fallback!r}')
         self.server = server
         self.timeout = timeout
-        self._engine = Engine(run_expiry=run_expiry, one_pending_per_session=one_pending_per_session)
+        self._engine = Engine(
+            run_expiry=run_expiry,
+            one_pending_per_session=one_pending_per_session,
+            fallback=fallback,
+            fallback_tool=fallback_tool,
+            client_overrides=list(client_overrides),
+            keepalive=keepalive,
+        )
         server.middleware.append(self._engine.middleware)
         _mcp.wrap_lifespan(server, self._engine.host)
+        if fallback == "llm":
+            server.add_tool(
+                _send_elicitation_result,
+                name=fallback_tool,
+                description=tool_description(fallback_tool),
+                structured_output=False,
+            )
 
     @property
     def active_runs(self) -> int:
@@ -87,8 +121,8 @@ class Elicitation:
         return self._engine.pending_questions
 
     def supports(self, ctx: Context[Any, Any], mode: Mode = "form") -> bool:
-        """True when this request's client can show `mode` elicitations."""
-        return supports_elicitation(ctx, mode)
+        """True when this request's client can show `mode` elicitations itself (overrides applied)."""
+        return native_possible(self._engine, _mcp.request_context(ctx), mode)
 
     @overload
     async def elicit(
@@ -260,17 +294,23 @@ class Elicitation:
             timeout = self.timeout
         else:
             _check_timeout(timeout)
-        rctx = _mcp.request_context(ctx)
-        if not supports_mode(_mcp.capabilities(rctx), "form"):
-            raise ElicitationNotSupported("The client did not declare that it can show elicitation forms")
         question = Question(id=new_id(), message=message, schema=schema, expires_at=anyio.current_time() + timeout)
-        answer = await self._engine.ask(rctx, question, timeout)
+        answer = await self._engine.ask(ctx, question, timeout)
         if answer.action == "accept":
             data = to_data(schema, answer.content)
             return Accepted(data=data[FIELD] if unwrap else data, content=dict(answer.content))
         if answer.action == "decline":
             return Declined()
         return Cancelled()
+
+
+async def _send_elicitation_result(
+    elicitId: str,  # the wire name FrontMCP-trained models already use
+    action: Literal["accept", "decline", "cancel"],
+    content: dict[str, Any] | None = None,
+) -> str:
+    """Placeholder whose signature gives the system tool its input schema; elicitkit's middleware answers calls."""
+    raise RuntimeError("sendElicitationResult is answered by elicitkit's middleware")
 
 
 def _check_timeout(value: float) -> None:

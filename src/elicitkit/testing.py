@@ -10,6 +10,7 @@ assert [q.message for q in human.transcript] == ["Deploy 2.1?", ...]
 
 from __future__ import annotations
 
+import re
 import socket
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -17,11 +18,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
+from mcp import Client
 from mcp.client.session import ClientRequestContext
 from mcp.server.mcpserver import MCPServer
-from mcp_types import ElicitRequestFormParams, ElicitRequestParams, ElicitResult, ErrorData
+from mcp_types import CallToolResult, ElicitRequestFormParams, ElicitRequestParams, ElicitResult, ErrorData
 
-__all__ = ["Exchange", "ScriptedHuman", "accept", "cancel", "decline", "serve_http"]
+__all__ = ["Exchange", "ScriptedHuman", "accept", "call_through_model", "cancel", "decline", "serve_http"]
 
 Reply = ElicitResult | ErrorData
 Script = Reply | Callable[[ElicitRequestParams], Reply]
@@ -120,3 +122,37 @@ async def serve_http(server: MCPServer[Any], **app_options: Any) -> AsyncIterato
         finally:
             http.should_exit = True
     sock.close()
+
+
+async def call_through_model(
+    client: Client,
+    name: str,
+    arguments: Mapping[str, Any] | None,
+    human: Callable[[Any, ElicitRequestParams], Any],
+    *,
+    max_questions: int = 50,
+) -> CallToolResult:
+    """Call a tool the way a model does for a client that cannot show forms.
+
+    Whenever a result carries `_meta["elicitationPending"]`, the question is put
+    to `human` (an elicitation callback such as `ScriptedHuman`), and the answer
+    is handed back through the system tool the instructions name. Uses only
+    what the server returned. Returns the first result with no pending question.
+    """
+    result = await client.call_tool(name, dict(arguments or {}))
+    for _ in range(max_questions):
+        pending = (result.meta or {}).get("elicitationPending")
+        if not isinstance(pending, dict):
+            return result
+        tool = re.search(r"call the tool `([^`]+)`", pending["instructions"])
+        if tool is None:
+            raise AssertionError(f"The instructions name no tool to call: {pending['instructions']!r}")
+        params = ElicitRequestFormParams(message=pending["message"], requested_schema=pending["schema"])
+        reply = await human(None, params)
+        if isinstance(reply, ErrorData):
+            raise AssertionError(f"The person could not answer: {reply.message}")
+        answer: dict[str, Any] = {"elicitId": pending["elicitId"], "action": reply.action}
+        if reply.content is not None:
+            answer["content"] = reply.content
+        result = await client.call_tool(tool.group(1), answer)
+    raise AssertionError(f"Still asking after {max_questions} questions")

@@ -47,6 +47,10 @@ class Question:
     schema: FormSchema
     expires_at: float
     owner: Run | None = None
+    route: str = "native"
+    """How the question travels: "native" (elicitation/create), "mrtr" (InputRequiredResult) or "llm"."""
+    caller: tuple[str | None, object] = (None, None)
+    """(principal, session) of the request that asked it; only the same caller may answer by elicitId."""
     session: object = None
     answer: Answer | None = None
     scope: anyio.CancelScope | None = None
@@ -96,6 +100,8 @@ class Run:
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     inline: bool = False
     """True when the body runs inside its request (handshake era, or no lifespan to host it)."""
+    rctx: Any = None
+    """The request currently waiting for this run's next outcome (its context), if any."""
     picked: anyio.Event = field(default_factory=anyio.Event)
     """Set once a request has taken the final outcome."""
     _changed: anyio.Event = field(default_factory=anyio.Event)
@@ -130,10 +136,17 @@ class Run:
             self._changed = anyio.Event()
             await self._changed.wait()
 
+    def suspend(self, expiry: float) -> None:
+        """No request is attached any more: start the clock for the next one to come."""
+        self.scope.deadline = anyio.current_time() + expiry
+
+    def resume(self) -> None:
+        self.scope.deadline = math.inf
+
     def expect_retry(self, expiry: float) -> str:
         """Hand out a fresh one-time round nonce and start the expiry clock."""
         self.round = new_id()
-        self.scope.deadline = anyio.current_time() + expiry
+        self.suspend(expiry)
         return self.round
 
     def take_round(self, nonce: str) -> bool:
@@ -141,5 +154,5 @@ class Run:
         if self.round is None or not secrets.compare_digest(self.round, nonce):
             return False
         self.round = None
-        self.scope.deadline = math.inf
+        self.resume()
         return True

@@ -1,0 +1,113 @@
+"""Which elicitation modes a client really supports: declared capabilities, corrected by overrides.
+
+Some hosts declare `elicitation` and never render it, or decline everything;
+a `ClientOverride` matches them by `clientInfo.name` (a glob, case-insensitive)
+and optionally a version range, and states the modes they really support.
+
+```python
+Elicitation(server, client_overrides=[
+    ClientOverride("acme-desktop", modes=()),                       # declares it, never shows it
+    ClientOverride("acme-ide", versions=">=2.0,<2.4", modes=("form",)),
+])
+```
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from typing import Literal
+
+from mcp_types import ClientCapabilities, Implementation
+
+__all__ = ["ClientOverride", "Mode", "declared_modes", "modes_for"]
+
+Mode = Literal["form", "url"]
+
+_CLAUSE = re.compile(r"^\s*(>=|<=|==|!=|>|<)\s*([0-9][0-9A-Za-z.\-+]*)\s*$")
+_OPS: dict[str, Callable[[tuple[int, ...], tuple[int, ...]], bool]] = {
+    ">=": operator.ge,
+    "<=": operator.le,
+    "==": operator.eq,
+    "!=": operator.ne,
+    ">": operator.gt,
+    "<": operator.lt,
+}
+
+
+def _version(text: str) -> tuple[int, ...]:
+    """The numeric release of a version string: "1.4.2-beta" -> (1, 4, 2)."""
+    release = re.match(r"\d+(\.\d+)*", text.strip().lstrip("vV"))
+    return tuple(int(p) for p in release.group(0).split(".")) if release else ()
+
+
+def _pad(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    width = max(len(a), len(b))
+    return a + (0,) * (width - len(a)), b + (0,) * (width - len(b))
+
+
+@dataclass(frozen=True)
+class ClientOverride:
+    """The modes a client really supports, whatever it declares.
+
+    Args:
+        name: glob matched against `clientInfo.name`, case-insensitively.
+        modes: the elicitation modes the client really shows; `()` for none.
+        versions: optional comma-separated range such as ">=1.2,<2"; compared
+            on the numeric release (pre-release tags are ignored).
+    """
+
+    name: str
+    modes: Sequence[Mode] = ()
+    versions: str | None = None
+    _clauses: tuple[tuple[str, tuple[int, ...]], ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        unknown = set(self.modes) - {"form", "url"}
+        if unknown:
+            raise ValueError(f"ClientOverride modes must be 'form' and/or 'url', not {sorted(unknown)}")
+        clauses = []
+        for part in (self.versions or "").split(","):
+            if not part.strip():
+                continue
+            match = _CLAUSE.match(part)
+            if match is None:
+                raise ValueError(f"Cannot read version range {self.versions!r}: use e.g. '>=1.2,<2'")
+            clauses.append((match.group(1), _version(match.group(2))))
+        object.__setattr__(self, "_clauses", tuple(clauses))
+
+    def matches(self, info: Implementation | None) -> bool:
+        if info is None or not fnmatchcase(info.name.lower(), self.name.lower()):
+            return False
+        if not self._clauses:
+            return True
+        have = _version(info.version or "")
+        if not have:
+            return False
+        return all(_OPS[op](*_pad(have, want)) for op, want in self._clauses)
+
+
+def declared_modes(caps: ClientCapabilities | None) -> frozenset[Mode]:
+    """The modes a capability object declares. A bare `elicitation: {}` means form."""
+    elicitation = caps.elicitation if caps is not None else None
+    if elicitation is None:
+        return frozenset()
+    modes: set[Mode] = set()
+    if elicitation.form is not None or elicitation.url is None:
+        modes.add("form")
+    if elicitation.url is not None:
+        modes.add("url")
+    return frozenset(modes)
+
+
+def modes_for(
+    overrides: Sequence[ClientOverride], info: Implementation | None, caps: ClientCapabilities | None
+) -> frozenset[Mode]:
+    """The first matching override's modes, else the declared ones."""
+    for override in overrides:
+        if override.matches(info):
+            return frozenset(override.modes)
+    return declared_modes(caps)

@@ -1,0 +1,149 @@
+"""Routes: how one question reaches the person, chosen per question.
+
+- `native`: 2025-11-25 `elicitation/create` on the session of the request
+  waiting for the run (with progress keepalives while the person thinks);
+- `mrtr`: 2026-07-28 `InputRequiredResult`, answered by the client's retry;
+- `llm`: the client cannot show the form, so the tool result asks the model to
+  ask the person and answer through the `sendElicitationResult` system tool;
+- a custom fallback handler, or `ElicitationNotSupported`, per policy.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from mcp.server.context import ServerRequestContext
+from mcp.server.mcpserver import Context
+from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
+
+from elicitkit import _mcp
+from elicitkit.clients import Mode, modes_for
+from elicitkit.engine.run import Answer, Question, Run
+from elicitkit.errors import (
+    ElicitationClientError,
+    ElicitationNotSupported,
+    ElicitationTimeout,
+    InvalidElicitationContent,
+    Problem,
+)
+from elicitkit.fallback import PendingQuestion
+
+if TYPE_CHECKING:
+    from elicitkit.engine.engine import Engine
+
+__all__ = ["ask", "client_modes", "native_possible"]
+
+KEEPALIVE_MESSAGE = "Waiting for a person to answer"
+
+
+def client_modes(engine: Engine, rctx: ServerRequestContext[Any, Any]) -> frozenset[Mode]:
+    return modes_for(engine.client_overrides, _mcp.client_info(rctx), _mcp.capabilities(rctx))
+
+
+def native_possible(engine: Engine, rctx: ServerRequestContext[Any, Any], mode: Mode = "form") -> bool:
+    """Can the client of `rctx` show `mode` itself, on this request's era?"""
+    if mode not in client_modes(engine, rctx):
+        return False
+    return _mcp.is_mrtr(rctx.protocol_version) or rctx.session.can_send_request
+
+
+async def ask(engine: Engine, ctx: Context[Any, Any], run: Run | None, question: Question, timeout: float) -> Answer:
+    """Put `question` to the person on the best route; wait until `question.expires_at`.
+
+    Raises:
+        ElicitationTimeout: no answer in time (the message quotes `timeout`).
+        ElicitationNotSupported: no route reaches the person.
+        ElicitationClientError: the client answered with an error.
+        InvalidElicitationContent: the client's reply was not an elicitation result.
+    """
+    own = _mcp.request_context(ctx)
+    # A hosted run asks through whichever request is waiting for it now (the latest retry).
+    rctx = run.rctx if run is not None and not run.inline and run.rctx is not None else own
+    question.owner = run
+    question.caller = (_mcp.principal(rctx), _mcp.session_key(rctx))
+    mrtr = _mcp.is_mrtr(rctx.protocol_version)
+    if native_possible(engine, rctx):
+        question.route = "mrtr" if mrtr else "native"
+        if mrtr and (run is None or run.inline):
+            raise ElicitationNotSupported(
+                "On MCP 2026-07-28 a question can only be asked from a tool called through the server "
+                "that Elicitation(server) is attached to, while the server's lifespan is running"
+            )
+    elif engine.fallback == "error":
+        raise ElicitationNotSupported("The client did not declare that it can show elicitation forms")
+    elif engine.fallback == "llm":
+        question.route = "llm"
+        if run is None or run.inline:
+            raise ElicitationNotSupported(
+                "The client cannot show elicitation forms, and the fallback route needs the tool to run "
+                "through the server that Elicitation(server) is attached to, while its lifespan is running"
+            )
+    else:
+        return await _ask_handler(engine, ctx, question)
+    if engine.one_pending_per_session:
+        engine.claim_session(rctx, question)
+    try:
+        # One scope per question: its deadline is the timeout, and cancelling it withdraws the question.
+        with anyio.CancelScope(deadline=question.expires_at) as scope:
+            if question.route == "native":
+                question.scope = scope
+                if run is not None:
+                    run.pending[question.id] = question
+                await _ask_native(rctx, question, engine.keepalive)
+            else:
+                assert run is not None
+                if question.route == "llm":
+                    engine.by_elicit_id[question.id] = question
+                run.ask(question)
+                await question.wait()
+    finally:
+        question.scope = None
+        engine.forget(question)
+    if question.answer is None:
+        raise ElicitationTimeout(timeout)
+    return question.answer
+
+
+async def _ask_handler(engine: Engine, ctx: Context[Any, Any], question: Question) -> Answer:
+    assert callable(engine.fallback)
+    remaining = question.expires_at - anyio.current_time()
+    pending = PendingQuestion(question.id, question.message, question.schema.wire, time.time() + remaining)
+    with anyio.move_on_after(remaining):
+        result = await engine.fallback(ctx, pending)
+        return Answer(result.action, result.content)
+    raise ElicitationTimeout(remaining)
+
+
+async def _ask_native(rctx: ServerRequestContext[Any, Any], question: Question, keepalive: float | None) -> None:
+    send = rctx.session.elicit_form(question.message, question.schema.wire, related_request_id=rctx.request_id)
+    try:
+        if keepalive is None or not _wants_progress(rctx):
+            result = await send
+        else:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_keep_alive, rctx, keepalive)
+                result = await send
+                tg.cancel_scope.cancel()
+    except MCPError as exc:
+        raise ElicitationClientError(exc.error.code, exc.error.message) from None
+    except ValidationError:
+        raise InvalidElicitationContent([Problem("", "the client's reply is not a valid elicitation result")]) from None
+    question.scope = None
+    question.resolve(Answer(result.action, result.content))
+
+
+def _wants_progress(rctx: ServerRequestContext[Any, Any]) -> bool:
+    meta: Any = rctx.meta
+    return bool(meta) and (meta.get("progress_token") is not None or meta.get("progressToken") is not None)
+
+
+async def _keep_alive(rctx: ServerRequestContext[Any, Any], interval: float) -> None:
+    """Progress notifications while the person thinks, so clients that reset their timeout on progress wait."""
+    beat = 0
+    while True:
+        await anyio.sleep(interval)
+        beat += 1
+        await rctx.session.report_progress(beat, None, KEEPALIVE_MESSAGE)
