@@ -47,7 +47,9 @@ def test_the_demo_runs_both_eras_and_exits_zero() -> None:
     out = done.stdout
     assert "MCP 2025-11-25" in out
     assert "MCP 2026-07-28" in out
-    assert out.count("= Deployed 2.1 to Production (EU) after lint, unit tests. Note: after the standup") == 2
-    assert out.count("= 2.2 was not deployed.") == 2
+    assert out.count("A client that cannot show forms") == 2
+    assert out.count("the model calls sendElicitationResult") == 8
+    assert out.count("= Deployed 2.1 to Production (EU) after lint, unit tests. Note: after the standup") == 4
+    assert out.count("= 2.2 was not deployed.") == 4
     assert out.count("= 2.3 scheduled tonight.") == 2
     assert out.count("value: must have at least 1 choice") == 2

@@ -18,9 +18,9 @@ from typing import Any
 import anyio
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
-from mcp_types import ElicitRequestFormParams, ElicitRequestParams, ElicitResult, TextContent
+from mcp_types import ElicitRequestFormParams, ElicitRequestParams, ElicitResult, ErrorData, TextContent
 
-from elicitkit.testing import ScriptedHuman, accept, decline
+from elicitkit.testing import ScriptedHuman, accept, call_through_model, decline
 
 __all__ = ["main"]
 
@@ -43,9 +43,12 @@ SCENES: list[Scene] = [
     ("deploy", {"version": "2.4"}, [accept({"approved": True}), accept({"value": "staging"}), accept({"value": []})]),
 ]
 
+# (client mode, whether the client shows forms, heading)
 ERAS = [
-    ("legacy", "MCP 2025-11-25 — the server sends elicitation/create on the session"),
-    ("auto", "MCP 2026-07-28 — the call returns InputRequiredResult, the client retries with the answers"),
+    ("legacy", True, "MCP 2025-11-25 — the server sends elicitation/create on the session"),
+    ("auto", True, "MCP 2026-07-28 — the call returns InputRequiredResult, the client retries with the answers"),
+    ("legacy", False, "A client that cannot show forms (2025-11-25) — the model asks in chat, answers via a tool"),
+    ("auto", False, "A client that cannot show forms (2026-07-28) — the model asks in chat, answers via a tool"),
 ]
 
 
@@ -98,16 +101,31 @@ def _narrating(reply: ElicitResult, say: Callable[[str], None]) -> Callable[[Eli
 
 
 async def _demo(server: MCPServer[Any], say: Callable[[str], None]) -> None:
-    for mode, title in ERAS:
+    for mode, shows_forms, title in ERAS:
         say(f"\n== {title} ==")
-        for tool, arguments, replies in SCENES:
+        scenes = SCENES if shows_forms else SCENES[:2]
+        for tool, arguments, replies in scenes:
             human = ScriptedHuman(*(_narrating(r, say) for r in replies))
             args = ", ".join(f"{k}={v!r}" for k, v in arguments.items())
             say(f"-> {tool}({args})")
-            async with Client(server, mode=mode, elicitation_callback=human) as client:
-                result = await client.call_tool(tool, arguments)
+            if shows_forms:
+                async with Client(server, mode=mode, elicitation_callback=human) as client:
+                    result = await client.call_tool(tool, arguments)
+            else:
+                async with Client(server, mode=mode) as client:
+                    result = await call_through_model(client, tool, arguments, _via_model(human, say))
             text = " ".join(c.text for c in result.content if isinstance(c, TextContent))
             say(f"   = {'error: ' if result.is_error else ''}{text}")
+
+
+def _via_model(human: ScriptedHuman, say: Callable[[str], None]) -> Callable[[Any, ElicitRequestParams], Any]:
+    async def relay(context: Any, params: ElicitRequestParams) -> ElicitResult | ErrorData:
+        say("   (tool result: a pending question for the model to ask; the model asks the person in chat)")
+        reply = await human(context, params)
+        say("   (the model calls sendElicitationResult with the answer; the suspended tool resumes)")
+        return reply
+
+    return relay
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -124,7 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         logging.getLogger("mcp").setLevel(logging.WARNING)
         print(f"elicitkit demo: {path.name} answered by a scripted person")
         anyio.run(_demo, server, print)
-        print("\nSame tool code on both eras; every answer validated before the tool saw it.")
+        print("\nSame tool code on both eras, with or without forms; every answer validated before the tool saw it.")
     return 0
 
 
