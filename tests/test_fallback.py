@@ -17,8 +17,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, ElicitRequestParams, ElicitResult, Implementation, TextContent
 from pydantic import BaseModel, Field
 
-from elicitkit import Accepted, Elicitation, ElicitationTimeout, Titles
-from elicitkit.clients import ClientOverride
+from elicitkit import Accepted, ClientOverride, Elicitation, ElicitationTimeout, Titles
 from elicitkit.testing import ScriptedHuman, accept, call_through_model, decline, serve_http
 
 pytestmark = pytest.mark.anyio

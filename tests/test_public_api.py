@@ -3,6 +3,7 @@ import elicitkit
 EXPECTED = [
     "Accepted",
     "Cancelled",
+    "ClientOverride",
     "Declined",
     "Elicitation",
     "ElicitationClientError",
@@ -11,6 +12,7 @@ EXPECTED = [
     "ElicitationResult",
     "ElicitationTimeout",
     "InvalidElicitationContent",
+    "PendingQuestion",
     "Problem",
     "SchemaError",
     "Titles",

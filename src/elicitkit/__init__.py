@@ -7,6 +7,7 @@ answer = await hitl.elicit(ctx, "Deploy v2.1?", Approval)
 """
 
 from elicitkit.capabilities import supports_elicitation
+from elicitkit.clients import ClientOverride
 from elicitkit.elicitation import Elicitation
 from elicitkit.errors import (
     ElicitationClientError,
@@ -17,12 +18,14 @@ from elicitkit.errors import (
     Problem,
     SchemaError,
 )
+from elicitkit.fallback import PendingQuestion
 from elicitkit.results import Accepted, Cancelled, Declined, ElicitationResult
 from elicitkit.schema import Titles
 
 __all__ = [
     "Accepted",
     "Cancelled",
+    "ClientOverride",
     "Declined",
     "Elicitation",
     "ElicitationClientError",
@@ -31,6 +34,7 @@ __all__ = [
     "ElicitationResult",
     "ElicitationTimeout",
     "InvalidElicitationContent",
+    "PendingQuestion",
     "Problem",
     "SchemaError",
     "Titles",
