@@ -12,7 +12,7 @@ from typing import Any
 
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.request_state import authenticated_principal
+from mcp.server.request_state import RequestStateBoundary, authenticated_principal
 from mcp_types import ClientCapabilities, Implementation
 from mcp_types.version import is_version_at_least
 
@@ -23,6 +23,7 @@ __all__ = [
     "is_mrtr",
     "principal",
     "request_context",
+    "request_state_ttl",
     "session_key",
     "wrap_lifespan",
 ]
@@ -49,6 +50,15 @@ def wrap_lifespan(server: MCPServer[Any], host: HostFactory) -> None:
             yield state
 
     lowlevel.lifespan = lifespan
+
+
+def request_state_ttl(server: MCPServer[Any]) -> float | None:
+    """How long the SDK accepts a sealed `requestState` on this server; a retry after that is refused."""
+    for middleware in server.middleware:
+        if isinstance(middleware, RequestStateBoundary):
+            ttl = middleware._security.ttl  # pyright: ignore[reportPrivateUsage]
+            return float(ttl)
+    return None
 
 
 def request_context(ctx: Context[Any, Any]) -> ServerRequestContext[Any, Any]:

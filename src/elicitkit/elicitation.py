@@ -33,6 +33,7 @@ __all__ = ["Elicitation"]
 T = TypeVar("T")
 
 DEFAULT_TIMEOUT = 300.0
+_ATTACHED = "_elicitkit_attached"
 
 
 class Elicitation:
@@ -90,16 +91,23 @@ class Elicitation:
             _check_timeout(keepalive)
         if not (fallback in ("llm", "error") or callable(fallback)):
             raise ValueError(f'fallback must be "llm", "error" or an async callable, not {fallback!r}')
+        if getattr(server, _ATTACHED, None) is not None:
+            raise ValueError(
+                "This server already has an Elicitation attached; create one per server and share it between modules"
+            )
+        ttl = _mcp.request_state_ttl(server)
         self.server = server
         self.timeout = timeout
         self._engine = Engine(
-            run_expiry=run_expiry,
+            # A retry after the SDK's requestState TTL is refused before it reaches a run: stop waiting then.
+            run_expiry=min(run_expiry, ttl) if ttl is not None else run_expiry,
             one_pending_per_session=one_pending_per_session,
             fallback=fallback,
             fallback_tool=fallback_tool,
             client_overrides=list(client_overrides),
             keepalive=keepalive,
         )
+        setattr(server, _ATTACHED, self)
         server.middleware.append(self._engine.middleware)
         _mcp.wrap_lifespan(server, self._engine.host)
         if fallback == "llm":

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from contextvars import ContextVar
 from typing import Any, Literal
 
@@ -85,8 +85,11 @@ class Engine:
         self.keepalive = keepalive
         self.runs: dict[str, Run] = {}
         self.by_elicit_id: dict[str, Question] = {}
-        self._hosts: dict[int, list[anyio.abc.TaskGroup]] = {}
         self._session_questions: dict[object, Question] = {}
+        # The lifespan's task group, found through the context its requests inherit (stdio,
+        # in-memory clients, HTTP sessions), or else by the identity of the lifespan state.
+        self._host_var: ContextVar[anyio.abc.TaskGroup | None] = ContextVar(f"elicitkit_host_{id(self)}", default=None)
+        self._hosts: dict[int, list[anyio.abc.TaskGroup]] = {}
 
     @property
     def pending_questions(self) -> int:
@@ -100,15 +103,22 @@ class Engine:
         async with anyio.create_task_group() as tg:
             hosts = self._hosts.setdefault(id(lifespan_state), [])
             hosts.append(tg)
+            token = self._host_var.set(tg)
             try:
                 yield
             finally:
+                # A lifespan may be exited from another context than it was entered in.
+                with suppress(ValueError):
+                    self._host_var.reset(token)
                 hosts.remove(tg)
                 if not hosts:
                     del self._hosts[id(lifespan_state)]
                 tg.cancel_scope.cancel()
 
     def _host_for(self, rctx: ServerRequestContext[Any, Any]) -> anyio.abc.TaskGroup | None:
+        host = self._host_var.get()
+        if host is not None:
+            return host
         hosts = self._hosts.get(id(rctx.lifespan_context))
         return hosts[-1] if hosts else None
 
@@ -174,13 +184,16 @@ class Engine:
                     run.finish(Final(error=exc))
             if run.final is None:
                 logger.info(
-                    "Run %s of tool %r ended unfinished: no answer came in time, or it was cancelled", run.id, run.tool
+                    "Run %s of tool %r ended unfinished: no retry came in time, or it was cancelled", run.id, run.tool
                 )
                 return
             # Nobody is waiting (a timeout ended the body between rounds): keep the result for the next request.
             with anyio.move_on_after(self.run_expiry):
                 await run.picked.wait()
         finally:
+            if run.final is None:
+                # Wake any request still waiting for this run (one that raced its expiry or shutdown).
+                run.finish(Final(error=_ended_error()))
             for question in list(run.pending.values()):
                 question.resolve(Answer("cancel"))
             self.runs.pop(run.id, None)
@@ -226,6 +239,8 @@ class Engine:
             raise _state_error(
                 "unknown_elicitation", "This elicitation is unknown or has expired; call the tool again to start over"
             )
+        if run.scope.cancel_called:
+            raise _ended_error()
         answers = _parse_responses(params.get("inputResponses"))
         if not run.take_round(nonce):
             raise _state_error(
@@ -252,6 +267,7 @@ class Engine:
             question is None
             or run is None
             or question.answer is not None
+            or run.scope.cancel_called
             or question.caller != (_mcp.principal(rctx), _mcp.session_key(rctx))
         ):
             return error_result(
@@ -293,6 +309,12 @@ class Engine:
         self.by_elicit_id.pop(question.id, None)
         if question.session is not None and self._session_questions.get(question.session) is question:
             del self._session_questions[question.session]
+
+
+def _ended_error() -> MCPError:
+    return _state_error(
+        "elicitation_ended", "This tool call ended before finishing (expired or cancelled); call the tool again"
+    )
 
 
 def _parse_responses(raw: Any) -> dict[str, Answer]:

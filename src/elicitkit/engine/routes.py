@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPError, NoBackChannelError
 from pydantic import ValidationError
 
 from elicitkit import _mcp
@@ -127,6 +127,8 @@ async def _ask_native(rctx: ServerRequestContext[Any, Any], question: Question, 
                 tg.start_soon(_keep_alive, rctx, keepalive)
                 result = await send
                 tg.cancel_scope.cancel()
+    except NoBackChannelError:
+        raise ElicitationNotSupported("This connection cannot carry a request to the client") from None
     except MCPError as exc:
         raise ElicitationClientError(exc.error.code, exc.error.message) from None
     except ValidationError:

@@ -20,9 +20,10 @@ from elicitkit.schema import FormSchema
 
 __all__ = ["Answer", "Final", "Question", "Run", "new_id"]
 
-# How many scheduler turns a request lets pass, after a question appears, for
-# sibling tasks of the same body to post theirs into the same round.
+# Scheduler turns a request lets pass after a question appears, so that sibling tasks
+# of the same body post theirs into the same round; more while new ones keep coming.
 _BATCH_TURNS = 3
+_BATCH_TURNS_MAX = 20
 
 
 def new_id() -> str:
@@ -123,12 +124,13 @@ class Run:
             if self.final is not None:
                 return self.final
             if self.pending:
-                seen = -1
-                for _ in range(_BATCH_TURNS):
-                    if len(self.pending) == seen or self.final is not None:
+                seen, turns = len(self.pending), 0
+                while self.final is None and turns < _BATCH_TURNS_MAX:
+                    await anyio.lowlevel.checkpoint()
+                    turns += 1
+                    if turns >= _BATCH_TURNS and len(self.pending) == seen:
                         break
                     seen = len(self.pending)
-                    await anyio.lowlevel.checkpoint()
                 if self.final is not None:
                     return self.final
                 if self.pending:
@@ -150,8 +152,8 @@ class Run:
         return self.round
 
     def take_round(self, nonce: str) -> bool:
-        """Consume the round nonce; False when it is not the current one (reused or stale)."""
-        if self.round is None or not secrets.compare_digest(self.round, nonce):
+        """Consume the round nonce; False when it is not the current one (reused or stale) or the run is ending."""
+        if self.round is None or self.scope.cancel_called or not secrets.compare_digest(self.round, nonce):
             return False
         self.round = None
         self.resume()
