@@ -474,3 +474,50 @@ def test_a_model_whose_annotations_cannot_be_resolved_is_refused_clearly() -> No
 
     with pytest.raises(SchemaError, match=r"could not resolve its annotations.*model_rebuild\(\)"):
         compile_schema(Later)
+
+
+def test_a_default_that_breaks_its_own_field_is_refused() -> None:
+    with pytest.raises(SchemaError, match=r"Raw schema property 'env': the default must be one of staging, prod"):
+        compile_schema(
+            {
+                "type": "object",
+                "properties": {"env": {"type": "string", "enum": ["staging", "prod"], "default": "DROP"}},
+            }
+        )
+    with pytest.raises(SchemaError, match=r"Raw schema property 'n': the default must be a number"):
+        compile_schema({"type": "object", "properties": {"n": {"type": "integer", "default": "lots"}}})
+
+    class Capped(BaseModel):
+        replicas: int = Field(99, le=5)
+
+    with pytest.raises(SchemaError, match=r"Field 'Capped.replicas': the default must be at most 5"):
+        compile_schema(Capped)
+
+    class Where(BaseModel):
+        env: Literal["staging", "prod"] = "nowhere"  # type: ignore[assignment]
+
+    with pytest.raises(SchemaError, match=r"Field 'Where.env': the default must be one of staging, prod"):
+        compile_schema(Where)
+
+
+def test_bounds_that_admit_no_answer_are_refused() -> None:
+    with pytest.raises(SchemaError, match="'minimum' is greater than 'maximum'"):
+        compile_schema({"type": "object", "properties": {"n": {"type": "number", "minimum": 5, "maximum": 1}}})
+    with pytest.raises(SchemaError, match="'minLength' is greater than 'maxLength'"):
+        compile_schema({"type": "object", "properties": {"s": {"type": "string", "minLength": 5, "maxLength": 1}}})
+    many = {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}, "minItems": 3}
+    with pytest.raises(SchemaError, match="'minItems' asks for more choices than the 2 options"):
+        compile_schema({"type": "object", "properties": {"tags": many}})
+
+
+def test_a_root_title_and_description_are_accepted_but_not_sent() -> None:
+    raw = {"type": "object", "title": "T", "description": "D", "properties": {"a": {"type": "string"}}}
+    assert compile_schema(raw).wire == {"type": "object", "properties": {"a": {"type": "string"}}}
+
+
+def test_the_schema_cache_is_bounded() -> None:
+    from elicitkit import schema as schema_module
+
+    for i in range(schema_module._CACHE_SIZE + 50):
+        compile_schema(create_model(f"Dyn{i}", x=(int, ...)))
+    assert len(schema_module._cache) == schema_module._CACHE_SIZE

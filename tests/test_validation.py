@@ -271,3 +271,20 @@ def test_a_model_validator_failure_becomes_a_problem_on_its_field() -> None:
     assert problem.path == "code"
     assert "must be upper case" in problem.message
     assert SECRET not in str(caught.value)
+
+
+def test_a_date_time_without_an_offset_is_refused() -> None:
+    schema = compile_schema({"type": "object", "properties": {"at": {"type": "string", "format": "date-time"}}})
+    assert check_content(schema, {"at": "2026-11-21T10:00:00"}) == [Problem("at", "must be a valid date-time")]
+    assert check_content(schema, {"at": "2026-11-21T10:00:00+01:00"}) == []
+
+
+def test_a_format_validators_message_never_quotes_the_answer() -> None:
+    class Contact(BaseModel):
+        email: EmailStr
+
+    with pytest.raises(InvalidElicitationContent) as info:
+        to_data(compile_schema(Contact), {"email": "secret-name@reserved.invalid"})
+    assert [(p.path, p.message) for p in info.value.problems] == [("email", "must be a valid email")]
+    assert "secret-name" not in str(info.value)
+    assert "reserved" not in str(info.value)

@@ -4,14 +4,17 @@ The spec allows a flat object whose properties are strings, numbers,
 integers, booleans and SEP-1330 enums. A raw schema outside that subset is
 refused with the property and the reason. The legacy titled-enum form
 (`enum` + `enumNames`) is accepted and sent as the current `oneOf` form.
+Schemas compiled from Python types pass through the same checks, so a default
+is always something an answer could be.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from elicitkit.errors import SchemaError
+from elicitkit.values import check_value, choices_of
 
 __all__ = ["check_raw_schema"]
 
@@ -26,8 +29,16 @@ _ALLOWED = {
 _FORMATS = {"email", "uri", "date", "date-time"}
 
 
-def check_raw_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
-    """Return the wire form of a raw schema, or raise `SchemaError` naming what is wrong."""
+def _raw_label(name: str) -> str:
+    return f"Raw schema property {name!r}"
+
+
+def check_raw_schema(schema: Mapping[str, Any], label: Callable[[str], str] = _raw_label) -> dict[str, Any]:
+    """Return the wire form of a schema, or raise `SchemaError` naming what is wrong.
+
+    `label(name)` names a property in error messages. A root `title` or
+    `description` is accepted and dropped: the wire's `requestedSchema` has neither.
+    """
     extra = set(schema) - {"type", "properties", "required", "$schema", "title", "description"}
     if schema.get("type") != "object" or extra:
         detail = f"unsupported keys {sorted(extra)}" if extra else 'the root must be {"type": "object", ...}'
@@ -41,15 +52,15 @@ def check_raw_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     missing = [r for r in required if r not in properties]
     if missing:
         raise SchemaError(f"Raw schema: 'required' names {missing} which are not in 'properties'")
-    wire: dict[str, Any] = {"type": "object", "properties": {k: _property(k, v) for k, v in properties.items()}}
+    wire: dict[str, Any] = {"type": "object", "properties": {k: _property(k, v, label) for k, v in properties.items()}}
     if required:
         wire["required"] = list(required)
     return wire
 
 
-def _property(name: str, prop: Any) -> dict[str, Any]:
+def _property(name: str, prop: Any, label: Callable[[str], str]) -> dict[str, Any]:
     def refuse(reason: str) -> SchemaError:
-        return SchemaError(f"Raw schema property {name!r}: {reason}")
+        return SchemaError(f"{label(name)}: {reason}")
 
     if not isinstance(prop, Mapping):
         raise refuse("must be an object")
@@ -74,7 +85,23 @@ def _property(name: str, prop: Any) -> dict[str, Any]:
                 raise refuse(f"{key!r} must be a number")
     elif kind == "array":
         _array(prop, out, refuse)
+    _consistent(out, refuse)
     return out
+
+
+def _consistent(prop: dict[str, Any], refuse: Any) -> None:
+    """Bounds that admit some answer, and a default that is one."""
+    for low, high in (("minLength", "maxLength"), ("minimum", "maximum"), ("minItems", "maxItems")):
+        if low in prop and high in prop and prop[low] > prop[high]:
+            raise refuse(f"{low!r} is greater than {high!r}")
+    if prop["type"] == "array":
+        count = len(choices_of(prop["items"]) or [])
+        if prop.get("minItems", 0) > count:
+            raise refuse(f"'minItems' asks for more choices than the {count} options")
+    if "default" in prop:
+        problems = check_value(prop, prop["default"])
+        if problems:
+            raise refuse(f"the default {'; '.join(problems)}")
 
 
 def _string(prop: Mapping[str, Any], out: dict[str, Any], refuse: Any) -> None:

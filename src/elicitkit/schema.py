@@ -22,6 +22,7 @@ import datetime as dt
 import enum
 import types
 import typing
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, get_args, get_origin
@@ -82,7 +83,8 @@ class FormSchema:
         return req
 
 
-_cache: dict[Any, FormSchema] = {}
+_CACHE_SIZE = 1024
+_cache: OrderedDict[Any, FormSchema] = OrderedDict()
 
 
 def compile_schema(schema: Any) -> FormSchema:
@@ -97,11 +99,17 @@ def compile_schema(schema: Any) -> FormSchema:
     if isinstance(schema, Mapping):
         return FormSchema(wire=check_raw_schema(schema), source=schema, adapter=None)
     try:
-        return _cache[schema]
+        compiled = _cache[schema]
     except (KeyError, TypeError):
         pass
+    else:
+        _cache.move_to_end(schema)
+        return compiled
     compiled = _compile_type(schema)
     _cache[schema] = compiled
+    # Bounded: a server that builds models on the fly (create_model per call) must not grow forever.
+    if len(_cache) > _CACHE_SIZE:
+        _cache.popitem(last=False)
     return compiled
 
 
@@ -159,6 +167,8 @@ def _compile_type(tp: Any) -> FormSchema:
     wire: dict[str, Any] = {"type": "object", "properties": properties}
     if required:
         wire["required"] = required
+    # The same checks as a hand-written schema: defaults that fit, bounds that admit an answer.
+    wire = check_raw_schema(wire, lambda field: f"Field '{name}.{field}'")
     try:
         adapter: TypeAdapter[Any] = TypeAdapter(tp)
     except PydanticUserError as exc:
