@@ -371,3 +371,33 @@ async def test_keepalive_progress_flows_while_a_person_thinks() -> None:
     assert text(result) == "1 not deployed"
     assert [p for p, _ in beats[:3]] == [1, 2, 3]
     assert {m for _, m in beats} == {"Waiting for a person to answer"}
+
+
+def load_example() -> Any:
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "deploy_desk.py"
+    spec = importlib.util.spec_from_file_location("deploy_desk_fallback", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+async def test_a_client_without_forms_completes_every_example_tool(mode: str) -> None:
+    example = load_example()
+    human = ScriptedHuman(
+        accept({"approved": True}),
+        accept({"value": "prod-us"}),
+        accept({"value": ["lint", "canary"]}),
+        accept({"when": "weekend", "notify": True}),
+    )
+    async with Client(example.server, mode=mode) as client:
+        deployed = await call_through_model(client, "deploy", {"version": "4.0"}, human)
+        scheduled = await call_through_model(client, "schedule", {"version": "4.1"}, human)
+    assert text(deployed) == "Deployed 4.0 to Production (US) after lint, canary."
+    assert text(scheduled) == "4.1 scheduled weekend, #releases told."
