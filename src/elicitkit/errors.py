@@ -7,7 +7,8 @@ ToolError (mcp SDK: an anticipated tool failure, reported to the model as isErro
     ├── ElicitationNotSupported     the client cannot show this kind of elicitation
     ├── ElicitationClientError      the client answered the elicitation with an error
     ├── InvalidElicitationContent   an accepted answer broke the schema (.problems)
-    └── SchemaError                 a Python type cannot become a restricted schema
+    ├── SchemaError                 a Python type cannot become a restricted schema
+    └── TamperedRecord              a stored record failed to open (modified, other key or mode)
 ```
 
 Declining, cancelling and timing out are normal outcomes: `elicit` returns
@@ -35,6 +36,7 @@ __all__ = [
     "InvalidElicitationContent",
     "Problem",
     "SchemaError",
+    "TamperedRecord",
 ]
 
 
@@ -99,4 +101,14 @@ class SchemaError(ElicitationError, TypeError):
 
     Raised the first time a tool asks with that schema; the message names the
     field and the reason.
+    """
+
+
+class TamperedRecord(ElicitationError):
+    """A stored or relayed record failed to open, so it is refused (fail closed).
+
+    Raised by `Sealer.open` when a record was modified, sealed for another
+    principal or context, sealed with a secret no longer configured, or written
+    without a secret; and by `PlainSealer.open` when a record is sealed but no
+    secret is configured. The message never contains key material or plaintext.
     """

@@ -1,0 +1,196 @@
+"""Encryption at rest: records sealed with AES-256-GCM under per-principal keys.
+
+A sealed record is laid out as
+
+```
+0x01 | key id (4) | nonce (12) | ciphertext + GCM tag (16)
+```
+
+The key is HKDF-SHA256 over the server secret with the principal in `info`,
+so a record sealed for one principal cannot be opened as another's. The
+version byte and key id are authenticated together with the caller's `aad`
+(say, the run id), so a record cannot be moved to another context either.
+The key id is a fingerprint of a key derived from the secret, never of the
+secret itself; it picks the ring entry, so rotation is `[new, old]`.
+
+`PlainSealer` writes `0x00 | plaintext` when no secret is configured. Each
+sealer refuses the other's records, so a store never silently mixes modes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.hashes import SHA256
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+from elicitkit.errors import TamperedRecord
+
+__all__ = ["PlainSealer", "Sealer", "secrets_from_env"]
+
+_ENV_VARS = ("ELICITKIT_SECRET", "MCP_ELICITATION_SECRET")
+
+_SEALED = b"\x01"
+_PLAIN = b"\x00"
+_KID_LEN = 4
+_NONCE_LEN = 12
+_TAG_LEN = 16
+_HEADER_LEN = 1 + _KID_LEN
+_MIN_SEALED_LEN = _HEADER_LEN + _NONCE_LEN + _TAG_LEN
+_MIN_SECRET_LEN = 32
+_KEY_CACHE_SIZE = 4096
+
+_RECORD_INFO = b"elicitkit/v1/record\x00"
+# None and "" must derive different keys: a marker byte precedes the principal.
+_NO_PRINCIPAL = b"\x00"
+_PRINCIPAL = b"\x01"
+_MASTER_INFO = b"elicitkit/v1/master"
+_KID_LABEL = b"elicitkit/v1/key-id:"
+_REQUEST_STATE_INFO = b"elicitkit/v1/request-state"
+
+_GENERATE = 'Generate one with: python -c "import secrets; print(secrets.token_hex(32))"'
+_FAILED = (
+    "sealed record failed authentication ({}): tampered, sealed for another principal, "
+    "or sealed with a secret no longer configured"
+)
+
+
+def _hkdf(secret: bytes, info: bytes) -> bytes:
+    """Derive a 32-byte key; every derivation in this module goes through here."""
+    return HKDF(algorithm=SHA256(), length=32, salt=None, info=info).derive(secret)
+
+
+def _principal_info(principal: str | None) -> bytes:
+    if principal is None:
+        return _RECORD_INFO + _NO_PRINCIPAL
+    # surrogatepass keeps the derivation total for any str the transport hands us.
+    return _RECORD_INFO + _PRINCIPAL + principal.encode("utf-8", "surrogatepass")
+
+
+def _secret_bytes(secrets: Sequence[str | bytes]) -> list[bytes]:
+    if isinstance(secrets, str | bytes):
+        raise ValueError("Sealer takes a list of secrets (the first seals, all open), not a single secret")
+    if not secrets:
+        raise ValueError(f"Sealer needs at least one secret. {_GENERATE}")
+    material: list[bytes] = []
+    for i, secret in enumerate(secrets):
+        if not isinstance(secret, str | bytes):
+            # Never coerce: bytes(32) would silently become an all-zero secret.
+            raise ValueError(f"secrets[{i}] must be str or bytes, not {type(secret).__name__}. {_GENERATE}")
+        raw = secret.encode() if isinstance(secret, str) else secret
+        if len(raw) < _MIN_SECRET_LEN:
+            raise ValueError(
+                f"secrets[{i}] is {len(raw)} bytes; a secret must be at least {_MIN_SECRET_LEN} bytes "
+                f"of randomness. {_GENERATE}"
+            )
+        material.append(raw)
+    return material
+
+
+class Sealer:
+    """Seal and open records with AES-256-GCM under keys derived per principal.
+
+    `secrets` is a rotation ring: `secrets[0]` seals, every secret opens. Each
+    secret must be at least 32 bytes (UTF-8 for `str`); an empty ring, a
+    wrong type, a short or a duplicated secret raises `ValueError`.
+    Derived keys are cached (LRU), so steady-state calls do no key derivation.
+    """
+
+    def __init__(self, secrets: Sequence[str | bytes]) -> None:
+        self._secrets: dict[bytes, bytes] = {}
+        for i, secret in enumerate(_secret_bytes(secrets)):
+            kid = hashlib.sha256(_KID_LABEL + _hkdf(secret, _MASTER_INFO)).digest()[:_KID_LEN]
+            if kid in self._secrets:
+                raise ValueError(f"secrets[{i}] duplicates an earlier secret in the ring")
+            self._secrets[kid] = secret
+        self._seal_kid = next(iter(self._secrets))
+        self._aead = lru_cache(maxsize=_KEY_CACHE_SIZE)(self._derive_aead)
+
+    def _derive_aead(self, kid: bytes, principal: str | None) -> AESGCM:
+        return AESGCM(_hkdf(self._secrets[kid], _principal_info(principal)))
+
+    def seal(self, principal: str | None, plaintext: bytes, *, aad: bytes = b"") -> bytes:
+        """Encrypt `plaintext` for `principal`, bound to `aad`; returns the sealed record."""
+        header = _SEALED + self._seal_kid
+        nonce = os.urandom(_NONCE_LEN)
+        return header + nonce + self._aead(self._seal_kid, principal).encrypt(nonce, plaintext, header + aad)
+
+    def open(self, principal: str | None, sealed: bytes, *, aad: bytes = b"") -> bytes:
+        """Decrypt a record sealed for `principal` with the same `aad`; returns the plaintext.
+
+        Raises:
+            TamperedRecord: the record was modified, truncated, sealed for
+                another principal or `aad`, sealed with a secret no longer in
+                the ring, or written by `PlainSealer` (not sealed).
+        """
+        if sealed[:1] == _PLAIN:
+            raise TamperedRecord(
+                "record is not sealed (it was written without a secret); refusing to accept plaintext "
+                "while a secret is configured"
+            )
+        if len(sealed) < _MIN_SEALED_LEN:
+            raise TamperedRecord(_FAILED.format("record too short"))
+        if sealed[:1] != _SEALED:
+            raise TamperedRecord(_FAILED.format(f"unknown format version 0x{sealed[0]:02x}"))
+        header, kid = sealed[:_HEADER_LEN], sealed[1:_HEADER_LEN]
+        if kid not in self._secrets:
+            raise TamperedRecord(_FAILED.format("unknown key id"))
+        nonce, body = sealed[_HEADER_LEN : _HEADER_LEN + _NONCE_LEN], sealed[_HEADER_LEN + _NONCE_LEN :]
+        try:
+            return self._aead(kid, principal).decrypt(nonce, body, header + aad)
+        except InvalidTag:
+            raise TamperedRecord(_FAILED.format("authentication tag mismatch")) from None
+
+    def request_state_keys(self) -> list[bytes]:
+        """One 32-byte key per secret, in ring order, for `RequestStateSecurity(keys=...)`.
+
+        Every node sharing the secrets derives the same keys, so any node can
+        open any node's `requestState`.
+        """
+        return [_hkdf(secret, _REQUEST_STATE_INFO) for secret in self._secrets.values()]
+
+
+class PlainSealer:
+    """The no-secret mode: stores bytes unchanged behind a 0x00 marker byte.
+
+    `principal` and `aad` are accepted for signature parity and ignored: with
+    no secret there is nothing to bind them with.
+    """
+
+    def seal(self, principal: str | None, plaintext: bytes, *, aad: bytes = b"") -> bytes:
+        """Return `plaintext` marked as a plain record."""
+        return _PLAIN + plaintext
+
+    def open(self, principal: str | None, sealed: bytes, *, aad: bytes = b"") -> bytes:
+        """Return the plaintext of a plain record.
+
+        Raises:
+            TamperedRecord: the record is sealed (configure the secret) or is
+                not an elicitkit record at all.
+        """
+        if sealed[:1] == _SEALED:
+            raise TamperedRecord(
+                "record is sealed; configure the secret (ELICITKIT_SECRET or Elicitation(secret=...)) to open it"
+            )
+        if sealed[:1] != _PLAIN:
+            raise TamperedRecord("record is not a plain elicitkit record (missing or unknown format version)")
+        return sealed[1:]
+
+
+def secrets_from_env(environ: Mapping[str, str] | None = None) -> list[str]:
+    """The secret ring from `ELICITKIT_SECRET`, else `MCP_ELICITATION_SECRET`.
+
+    Several secrets may be comma-separated for rotation (the first seals);
+    whitespace around each is stripped. Returns `[]` when neither is set.
+    """
+    env = os.environ if environ is None else environ
+    for name in _ENV_VARS:
+        ring = [part.strip() for part in env.get(name, "").split(",") if part.strip()]
+        if ring:
+            return ring
+    return []
