@@ -1,0 +1,65 @@
+"""Where elicitkit keeps its state, and how its nodes talk: pick one with a URL.
+
+| URL                          | Store         | Broker         | For                                   |
+|------------------------------|---------------|----------------|---------------------------------------|
+| `None`, `memory://`          | `MemoryStore` | `MemoryBroker` | one process; lost when it ends        |
+| `sqlite:///state.db`         | `SQLiteStore` | `MemoryBroker` | one process on one machine, durable   |
+| `redis://host:port/db`       | `RedisStore`  | `RedisBroker`  | many nodes sharing one Redis          |
+
+- **memory** keeps everything in dicts: the fastest, and the default.
+- **sqlite** keeps one file (`sqlite:///state.db` is relative to the working
+  directory, `sqlite:////var/lib/app/state.db` absolute, as in SQLAlchemy); runs
+  survive a restart or a crash of the process.
+- **redis** shares runs, journals and questions between nodes, with native TTLs,
+  and carries answers between them over pub/sub. It needs the `redis` extra:
+  `pip install 'elicitkit[redis]'`; its classes live in `elicitkit.stores.redis`.
+
+Every backend implements the `Store` and `Broker` protocols of
+`elicitkit.stores.base`; bring your own by implementing them. All three also
+agree on what the protocols leave open (the contract tests pin it):
+
+- a run's journal lives as long as the run: `delete_run` removes it, and once
+  the run has expired `sweep()` does (Redis expires it with the run);
+- a question expires on its own expiry, not its run's;
+- a one-time token is refused until its `expires_at`, then forgotten and
+  accepted again: give it an expiry no earlier than what it guards;
+- `math.inf` as an expiry means "never".
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from .base import Broker, Store
+from .memory import MemoryBroker, MemoryStore
+from .sqlite import SQLiteStore
+
+__all__ = ["Broker", "MemoryBroker", "MemoryStore", "SQLiteStore", "Store", "open_store"]
+
+SUPPORTED = "memory://, sqlite:///path.db or redis://host:port/db"
+
+
+def open_store(url: str | None) -> tuple[Store, Broker]:
+    """The store and broker that `url` names (see the table above); `None` means memory.
+
+    Raises `ValueError` for a URL no backend handles, and `ImportError` for a Redis
+    URL when redis-py is not installed.
+    """
+    if url is None:
+        return MemoryStore(), MemoryBroker()
+    scheme = urlsplit(url).scheme
+    if scheme == "memory":
+        if url.rstrip("/") != "memory:":
+            raise ValueError(f"A memory store takes no location: use 'memory://', not {url!r}")
+        return MemoryStore(), MemoryBroker()
+    if scheme == "sqlite":
+        if not url.startswith("sqlite:///") or url == "sqlite:///":
+            raise ValueError(
+                f"A SQLite store URL names a file: 'sqlite:///relative.db' or 'sqlite:////absolute.db', not {url!r}"
+            )
+        return SQLiteStore(url.removeprefix("sqlite:///")), MemoryBroker()
+    if scheme in ("redis", "rediss", "unix"):
+        from .redis import RedisBroker, RedisStore
+
+        return RedisStore(url), RedisBroker(url)
+    raise ValueError(f"Unknown store URL {url!r}: use {SUPPORTED}")

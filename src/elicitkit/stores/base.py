@@ -1,0 +1,99 @@
+"""The storage and messaging contracts every backend implements.
+
+A `Store` keeps what must survive a restart or be seen by every node: runs
+(with their owning node), their journals, pending questions and used one-time
+tokens. Values are opaque bytes — sealed by the engine before they get here —
+and only ids and timestamps are stored in the clear. All times are seconds
+since the epoch (`time.time()`).
+
+A `Broker` carries messages between nodes: each node listens on its own
+channel, and a node that receives an answer for a run it does not hold
+publishes it to the owner's channel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
+from typing import Protocol, runtime_checkable
+
+__all__ = ["Broker", "Store"]
+
+
+@runtime_checkable
+class Store(Protocol):
+    """Durable state for runs, journals, questions and one-time tokens."""
+
+    async def put_run(self, run_id: str, owner: str, record: bytes, expires_at: float) -> None:
+        """Create or replace a run: its owning node id, sealed record and expiry."""
+        ...
+
+    async def get_run(self, run_id: str) -> tuple[str, bytes] | None:
+        """(owner node id, sealed record) of a live run, or None when unknown or expired."""
+        ...
+
+    async def claim_run(self, run_id: str, expected_owner: str, new_owner: str) -> bool:
+        """Move ownership from `expected_owner` to `new_owner` atomically; False if the owner was not as expected."""
+        ...
+
+    async def delete_run(self, run_id: str) -> None:
+        """Forget a run, its journal and its questions."""
+        ...
+
+    async def append_journal(self, run_id: str, seq: int, entry: bytes) -> bool:
+        """Record entry `seq` of a run's journal; False (and no change) when `seq` is already recorded."""
+        ...
+
+    async def journal(self, run_id: str) -> dict[int, bytes]:
+        """Every recorded entry of a run's journal, by sequence number."""
+        ...
+
+    async def put_question(self, question_id: str, run_id: str, record: bytes, expires_at: float) -> None:
+        """Remember a pending question of a run until `expires_at`."""
+        ...
+
+    async def get_question(self, question_id: str) -> tuple[str, bytes] | None:
+        """(run id, sealed record) of a live pending question, or None."""
+        ...
+
+    async def run_questions(self, run_id: str) -> dict[str, bytes]:
+        """The live pending questions of a run, by question id."""
+        ...
+
+    async def delete_question(self, question_id: str) -> None: ...
+
+    async def use_once(self, token: str, expires_at: float) -> bool:
+        """True the first time `token` is used (it is remembered until `expires_at`); False after that."""
+        ...
+
+    async def heartbeat(self, node: str, expires_at: float) -> None:
+        """Declare `node` alive until `expires_at`."""
+        ...
+
+    async def is_alive(self, node: str) -> bool:
+        """Whether `node`'s last heartbeat has not expired."""
+        ...
+
+    async def sweep(self) -> int:
+        """Delete everything expired; return how many records went. (Stores with native TTLs may return 0.)"""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class Broker(Protocol):
+    """Delivers messages between the nodes that share a store."""
+
+    async def publish(self, channel: str, message: bytes) -> int:
+        """Send `message` to `channel`; return how many listeners received it (0: nobody is there)."""
+        ...
+
+    def listen(self, channel: str) -> AbstractAsyncContextManager[AsyncIterator[bytes]]:
+        """Receive the messages published to `channel` for as long as the context is open.
+
+        Messages published after `__aenter__` returns are delivered; none before.
+        """
+        ...
+
+    async def aclose(self) -> None: ...

@@ -1,0 +1,344 @@
+"""Redis store and broker: state and messages shared by every node of a deployment.
+
+Needs redis-py (`pip install 'elicitkit[redis]'`) and Redis >= 6.2 (for `PXAT`).
+Every expiring key carries a native TTL, so Redis itself forgets expired runs,
+questions, tokens and heartbeats; `sweep()` only tidies indexes. Operations that
+touch several keys run as Lua scripts, which Redis executes atomically. All keys
+and channels live under a prefix (`elicitkit:` unless told otherwise):
+
+```
+{prefix}run:{run_id}              hash {owner, record}       TTL of the run
+{prefix}journal:{run_id}          hash {seq: entry}          TTL of its run
+{prefix}question:{question_id}    hash {run, record}         TTL of the question
+{prefix}run-questions:{run_id}    set of question ids        TTL of its longest-lived question
+{prefix}once:{token}              "1"                        TTL of the token's memory
+{prefix}node:{node}               "1"                        TTL of the heartbeat
+```
+
+Scripts compute the question keys they touch from the prefix, so the store
+needs a standalone Redis (or one cluster slot), not Redis Cluster.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+
+import anyio
+
+try:
+    import redis.asyncio as aioredis
+    from redis.asyncio.client import PubSub
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.exceptions import RedisError
+    from redis.exceptions import TimeoutError as RedisTimeoutError
+except ImportError as error:
+    raise ImportError("The Redis store needs redis-py: pip install 'elicitkit[redis]'") from error
+
+__all__ = ["RedisBroker", "RedisStore"]
+
+DEFAULT_PREFIX = "elicitkit:"
+
+# Sets a key's expiry to ARGV-style milliseconds, or removes it when the value is '' (never expires).
+_EXPIRE = """
+local function expire(key, at)
+  if at == '' then redis.call('PERSIST', key) else redis.call('PEXPIREAT', key, at) end
+end
+"""
+
+# KEYS: run, journal. ARGV: owner, record, expiry. The journal shares its run's lifetime.
+_PUT_RUN = (
+    _EXPIRE
+    + """
+redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'record', ARGV[2])
+expire(KEYS[1], ARGV[3])
+expire(KEYS[2], ARGV[3])
+"""
+)
+
+# KEYS: run. ARGV: expected owner, new owner.
+_CLAIM_RUN = """
+if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'owner', ARGV[2])
+return 1
+"""
+
+# KEYS: run, journal, run-questions. ARGV: question key prefix.
+_DELETE_RUN = """
+for _, id in ipairs(redis.call('SMEMBERS', KEYS[3])) do redis.call('DEL', ARGV[1] .. id) end
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+"""
+
+# KEYS: journal, run. ARGV: seq, entry.
+_APPEND_JOURNAL = """
+if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
+local ttl = redis.call('PTTL', KEYS[2])
+if ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl) end
+return 1
+"""
+
+# KEYS: question, run-questions. ARGV: question id, run id, record, expiry, run-questions key prefix.
+_PUT_QUESTION = (
+    _EXPIRE
+    + """
+local previous = redis.call('HGET', KEYS[1], 'run')
+if previous and previous ~= ARGV[2] then redis.call('SREM', ARGV[5] .. previous, ARGV[1]) end
+local indexed = redis.call('EXISTS', KEYS[2])
+redis.call('HSET', KEYS[1], 'run', ARGV[2], 'record', ARGV[3])
+expire(KEYS[1], ARGV[4])
+redis.call('SADD', KEYS[2], ARGV[1])
+if indexed == 0 or ARGV[4] == '' then
+  expire(KEYS[2], ARGV[4])
+else
+  local ttl = redis.call('PTTL', KEYS[2])
+  if ttl >= 0 then
+    local now = redis.call('TIME')
+    if now[1] * 1000 + math.floor(now[2] / 1000) + ttl < tonumber(ARGV[4]) then expire(KEYS[2], ARGV[4]) end
+  end
+end
+"""
+)
+
+# KEYS: run-questions. ARGV: question key prefix, run id. Returns [id, record, ...]; forgets ids that died.
+_RUN_QUESTIONS = """
+local found = {}
+for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  local question = redis.call('HMGET', ARGV[1] .. id, 'run', 'record')
+  if question[1] == ARGV[2] then
+    found[#found + 1] = id
+    found[#found + 1] = question[2]
+  else
+    redis.call('SREM', KEYS[1], id)
+  end
+end
+return found
+"""
+
+# KEYS: question. ARGV: run-questions key prefix, question id.
+_DELETE_QUESTION = """
+local run = redis.call('HGET', KEYS[1], 'run')
+if run then redis.call('SREM', ARGV[1] .. run, ARGV[2]) end
+redis.call('DEL', KEYS[1])
+"""
+
+# KEYS: journal, run. Returns how many entries went with a journal whose run is gone.
+_DROP_ORPHAN_JOURNAL = """
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+local entries = redis.call('HLEN', KEYS[1])
+redis.call('DEL', KEYS[1])
+return entries
+"""
+
+
+def _pxat(expires_at: float) -> int | None:
+    """Milliseconds since the epoch for PXAT/PEXPIREAT; None for a time that never comes."""
+    if not math.isfinite(expires_at):
+        return None if expires_at > 0 else 1
+    return max(1, int(expires_at * 1000))
+
+
+def _expiry_arg(expires_at: float) -> str:
+    at = _pxat(expires_at)
+    return "" if at is None else str(at)
+
+
+def _connect(url: str) -> aioredis.Redis:
+    # RESP2 because, on RESP3 with its default maintenance notifications, redis-py 8 stops checking a pooled
+    # connection before reusing it: the first command after a Redis restart failed on a closed connection.
+    return aioredis.Redis.from_url(url, protocol=2)
+
+
+def _glob_escape(text: str) -> str:
+    return "".join("\\" + char if char in "\\*?[]" else char for char in text)
+
+
+class RedisStore:
+    """A `Store` in the Redis at `url` (`redis://host:port/db`), with keys under `prefix`.
+
+    A run's journal lives as long as the run. `sweep()` deletes the journals of runs
+    that are gone and forgets dead question ids; it returns how many journal entries
+    went (everything else expires natively). Raises `redis.exceptions.RedisError`
+    (e.g. `ConnectionError`) when Redis cannot be reached.
+    """
+
+    def __init__(self, url: str, *, prefix: str = DEFAULT_PREFIX) -> None:
+        self.prefix = prefix
+        self._redis = _connect(url)
+        script = self._redis.register_script
+        self._put_run = script(_PUT_RUN)
+        self._claim_run = script(_CLAIM_RUN)
+        self._delete_run = script(_DELETE_RUN)
+        self._append_journal = script(_APPEND_JOURNAL)
+        self._put_question = script(_PUT_QUESTION)
+        self._run_questions = script(_RUN_QUESTIONS)
+        self._delete_question = script(_DELETE_QUESTION)
+        self._drop_orphan_journal = script(_DROP_ORPHAN_JOURNAL)
+
+    def _key(self, kind: str, name: str) -> str:
+        return f"{self.prefix}{kind}:{name}"
+
+    async def put_run(self, run_id: str, owner: str, record: bytes, expires_at: float) -> None:
+        await self._put_run(
+            keys=[self._key("run", run_id), self._key("journal", run_id)],
+            args=[owner, record, _expiry_arg(expires_at)],
+        )
+
+    async def get_run(self, run_id: str) -> tuple[str, bytes] | None:
+        owner, record = await self._redis.hmget(self._key("run", run_id), ["owner", "record"])
+        if not isinstance(owner, bytes) or not isinstance(record, bytes):
+            return None
+        return owner.decode(), record
+
+    async def claim_run(self, run_id: str, expected_owner: str, new_owner: str) -> bool:
+        claimed = await self._claim_run(keys=[self._key("run", run_id)], args=[expected_owner, new_owner])
+        return bool(claimed)
+
+    async def delete_run(self, run_id: str) -> None:
+        await self._delete_run(
+            keys=[self._key("run", run_id), self._key("journal", run_id), self._key("run-questions", run_id)],
+            args=[self._key("question", "")],
+        )
+
+    async def append_journal(self, run_id: str, seq: int, entry: bytes) -> bool:
+        appended = await self._append_journal(
+            keys=[self._key("journal", run_id), self._key("run", run_id)],
+            args=[seq, entry],
+        )
+        return bool(appended)
+
+    async def journal(self, run_id: str) -> dict[int, bytes]:
+        entries = await self._redis.hgetall(self._key("journal", run_id))
+        return {int(seq): entry for seq, entry in entries.items() if isinstance(entry, bytes)}
+
+    async def put_question(self, question_id: str, run_id: str, record: bytes, expires_at: float) -> None:
+        await self._put_question(
+            keys=[self._key("question", question_id), self._key("run-questions", run_id)],
+            args=[question_id, run_id, record, _expiry_arg(expires_at), self._key("run-questions", "")],
+        )
+
+    async def get_question(self, question_id: str) -> tuple[str, bytes] | None:
+        run_id, record = await self._redis.hmget(self._key("question", question_id), ["run", "record"])
+        if not isinstance(run_id, bytes) or not isinstance(record, bytes):
+            return None
+        return run_id.decode(), record
+
+    async def run_questions(self, run_id: str) -> dict[str, bytes]:
+        flat: list[bytes] = await self._run_questions(
+            keys=[self._key("run-questions", run_id)],
+            args=[self._key("question", ""), run_id],
+        )
+        return {flat[i].decode(): flat[i + 1] for i in range(0, len(flat), 2)}
+
+    async def delete_question(self, question_id: str) -> None:
+        await self._delete_question(
+            keys=[self._key("question", question_id)],
+            args=[self._key("run-questions", ""), question_id],
+        )
+
+    async def use_once(self, token: str, expires_at: float) -> bool:
+        # SET NX is atomic; Redis forgets the token at its expiry, after which it is accepted again.
+        first = await self._redis.set(self._key("once", token), b"1", nx=True, pxat=_pxat(expires_at))
+        return bool(first)
+
+    async def heartbeat(self, node: str, expires_at: float) -> None:
+        await self._redis.set(self._key("node", node), b"1", pxat=_pxat(expires_at))
+
+    async def is_alive(self, node: str) -> bool:
+        return bool(await self._redis.exists(self._key("node", node)))
+
+    async def sweep(self) -> int:
+        swept = 0
+        index_prefix = self._key("run-questions", "").encode()
+        async for key in self._redis.scan_iter(match=_glob_escape(self._key("run-questions", "")) + "*", count=1000):
+            run_id = key.removeprefix(index_prefix).decode()
+            await self._run_questions(keys=[key], args=[self._key("question", ""), run_id])
+        journal_prefix = self._key("journal", "").encode()
+        async for key in self._redis.scan_iter(match=_glob_escape(self._key("journal", "")) + "*", count=1000):
+            run_id = key.removeprefix(journal_prefix).decode()
+            swept += int(await self._drop_orphan_journal(keys=[key, self._key("run", run_id)]))
+        return swept
+
+    async def aclose(self) -> None:
+        await self._redis.aclose()
+
+
+class RedisBroker:
+    """A `Broker` over Redis pub/sub at `url`, with channel names under `prefix`.
+
+    Delivery is at most once, as with any Redis pub/sub: a listener whose connection
+    drops (Redis restarting, say) reconnects and subscribes again, and what was
+    published meanwhile is lost. One that cannot reconnect within `timeout` seconds
+    raises `redis.exceptions.ConnectionError` from its iteration, as `publish` does
+    when Redis is unreachable. Close listeners before closing the broker.
+    """
+
+    def __init__(self, url: str, *, prefix: str = DEFAULT_PREFIX, timeout: float = 10.0) -> None:
+        self.prefix = prefix
+        self.timeout = timeout
+        self._redis = _connect(url)
+
+    async def publish(self, channel: str, message: bytes) -> int:
+        return int(await self._redis.publish(self.prefix + channel, message))
+
+    @asynccontextmanager
+    async def listen(self, channel: str) -> AsyncIterator[AsyncIterator[bytes]]:
+        name = self.prefix + channel
+        pubsub = self._redis.pubsub()
+        try:
+            # SUBSCRIBE's reply precedes, on the same connection, every message published after it.
+            with anyio.fail_after(self.timeout):
+                await pubsub.subscribe(name)
+                await _reply(pubsub, "subscribe")
+            try:
+                yield _Messages(pubsub, reconnect_for=self.timeout)
+            finally:
+                # Wait for UNSUBSCRIBE's reply, so that once we return nobody counts this listener.
+                with anyio.move_on_after(self.timeout, shield=True), suppress(RedisError, OSError):
+                    await pubsub.unsubscribe(name)
+                    await _reply(pubsub, "unsubscribe")
+        finally:
+            with anyio.CancelScope(shield=True):
+                await pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py leaves PubSub.aclose unannotated
+
+    async def aclose(self) -> None:
+        await self._redis.aclose()
+
+
+async def _reply(pubsub: PubSub, kind: str) -> None:
+    while True:
+        message = await pubsub.get_message(timeout=None)
+        if message is not None and message["type"] == kind:
+            return
+
+
+class _Messages:
+    """The messages of one subscription, as bytes; rides out a dropped connection for `reconnect_for` seconds."""
+
+    def __init__(self, pubsub: PubSub, *, reconnect_for: float) -> None:
+        self._pubsub = pubsub
+        self._reconnect_for = reconnect_for
+
+    def __aiter__(self) -> _Messages:
+        return self
+
+    async def __anext__(self) -> bytes:
+        failing_since: float | None = None
+        delay = 0.01
+        while True:
+            try:
+                message = await self._pubsub.get_message(ignore_subscribe_messages=True, timeout=None)
+            except (RedisConnectionError, RedisTimeoutError):
+                now = time.monotonic()
+                failing_since = now if failing_since is None else failing_since
+                if now - failing_since >= self._reconnect_for:
+                    raise
+                # The next read reconnects, and redis-py subscribes again on connect. Retry briskly: until
+                # then this node misses what is published to it, and forwarders take its runs over.
+                await anyio.sleep(delay)
+                delay = min(delay * 2, 0.1)
+                continue
+            if message is not None and message["type"] == "message":
+                data: bytes = message["data"]
+                return data

@@ -1,0 +1,197 @@
+"""SQLite store: the embedded, durable default for one machine.
+
+One file, opened in WAL mode, survives process restarts and crashes. The standard
+library's `sqlite3` is blocking, so every operation runs in a worker thread; one
+connection serialised by a lock keeps the store safe to share between tasks.
+Pair it with a `MemoryBroker`: the processes that share a machine do not share
+memory, so several processes on one file need Redis instead.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import anyio.to_thread
+
+__all__ = ["SQLiteStore"]
+
+T = TypeVar("T")
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    record BLOB NOT NULL,
+    expires_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS journal (
+    run_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    entry BLOB NOT NULL,
+    PRIMARY KEY (run_id, seq)
+);
+CREATE TABLE IF NOT EXISTS questions (
+    id TEXT PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    record BLOB NOT NULL,
+    expires_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS questions_by_run ON questions (run_id);
+CREATE TABLE IF NOT EXISTS once (
+    token TEXT PRIMARY KEY,
+    expires_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS nodes (
+    node TEXT PRIMARY KEY,
+    expires_at REAL NOT NULL
+);
+"""
+
+
+class SQLiteStore:
+    """A `Store` in one SQLite file at `path` (created if missing; its directory must exist).
+
+    A run's journal lives as long as the run: `delete_run` removes it, and `sweep`
+    removes the journal of a run that has expired or was never stored.
+    Raises `sqlite3.Error` when the file cannot be opened or written.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        self._lock = threading.Lock()
+        # One connection shared by the worker threads; `_lock` makes sure only one uses it at a time.
+        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            # In WAL mode NORMAL loses nothing when the process dies (only on power loss) and saves an fsync per write.
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(SCHEMA)
+        except BaseException:
+            self._db.close()
+            raise
+
+    async def put_run(self, run_id: str, owner: str, record: bytes, expires_at: float) -> None:
+        await self._write(
+            "INSERT OR REPLACE INTO runs (id, owner, record, expires_at) VALUES (?, ?, ?, ?)",
+            (run_id, owner, record, expires_at),
+        )
+
+    async def get_run(self, run_id: str) -> tuple[str, bytes] | None:
+        rows = await self._read(
+            "SELECT owner, record FROM runs WHERE id = ? AND expires_at > ?",
+            (run_id, time.time()),
+        )
+        return (rows[0][0], rows[0][1]) if rows else None
+
+    async def claim_run(self, run_id: str, expected_owner: str, new_owner: str) -> bool:
+        changed = await self._write(
+            "UPDATE runs SET owner = ? WHERE id = ? AND owner = ? AND expires_at > ?",
+            (new_owner, run_id, expected_owner, time.time()),
+        )
+        return changed == 1
+
+    async def delete_run(self, run_id: str) -> None:
+        def delete(db: sqlite3.Connection) -> None:
+            with _transaction(db):
+                db.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+                db.execute("DELETE FROM journal WHERE run_id = ?", (run_id,))
+                db.execute("DELETE FROM questions WHERE run_id = ?", (run_id,))
+
+        await self._run(delete)
+
+    async def append_journal(self, run_id: str, seq: int, entry: bytes) -> bool:
+        inserted = await self._write(
+            "INSERT OR IGNORE INTO journal (run_id, seq, entry) VALUES (?, ?, ?)",
+            (run_id, seq, entry),
+        )
+        return inserted == 1
+
+    async def journal(self, run_id: str) -> dict[int, bytes]:
+        rows = await self._read("SELECT seq, entry FROM journal WHERE run_id = ?", (run_id,))
+        return dict(rows)
+
+    async def put_question(self, question_id: str, run_id: str, record: bytes, expires_at: float) -> None:
+        await self._write(
+            "INSERT OR REPLACE INTO questions (id, run_id, record, expires_at) VALUES (?, ?, ?, ?)",
+            (question_id, run_id, record, expires_at),
+        )
+
+    async def get_question(self, question_id: str) -> tuple[str, bytes] | None:
+        rows = await self._read(
+            "SELECT run_id, record FROM questions WHERE id = ? AND expires_at > ?",
+            (question_id, time.time()),
+        )
+        return (rows[0][0], rows[0][1]) if rows else None
+
+    async def run_questions(self, run_id: str) -> dict[str, bytes]:
+        rows = await self._read(
+            "SELECT id, record FROM questions WHERE run_id = ? AND expires_at > ?",
+            (run_id, time.time()),
+        )
+        return dict(rows)
+
+    async def delete_question(self, question_id: str) -> None:
+        await self._write("DELETE FROM questions WHERE id = ?", (question_id,))
+
+    async def use_once(self, token: str, expires_at: float) -> bool:
+        # One statement, so atomic: it inserts a new token or revives one whose memory expired, never a live one.
+        inserted = await self._write(
+            "INSERT INTO once (token, expires_at) VALUES (?, ?)"
+            " ON CONFLICT (token) DO UPDATE SET expires_at = excluded.expires_at WHERE once.expires_at <= ?",
+            (token, expires_at, time.time()),
+        )
+        return inserted == 1
+
+    async def heartbeat(self, node: str, expires_at: float) -> None:
+        await self._write("INSERT OR REPLACE INTO nodes (node, expires_at) VALUES (?, ?)", (node, expires_at))
+
+    async def is_alive(self, node: str) -> bool:
+        rows = await self._read("SELECT 1 FROM nodes WHERE node = ? AND expires_at > ?", (node, time.time()))
+        return bool(rows)
+
+    async def sweep(self) -> int:
+        now = time.time()
+
+        def sweep(db: sqlite3.Connection) -> int:
+            with _transaction(db):
+                swept = db.execute("DELETE FROM runs WHERE expires_at <= ?", (now,)).rowcount
+                swept += db.execute("DELETE FROM journal WHERE run_id NOT IN (SELECT id FROM runs)").rowcount
+                for table in ("questions", "once", "nodes"):
+                    swept += db.execute(f"DELETE FROM {table} WHERE expires_at <= ?", (now,)).rowcount
+            return swept
+
+        return await self._run(sweep)
+
+    async def aclose(self) -> None:
+        await self._run(lambda db: db.close())
+
+    async def _read(self, sql: str, params: tuple[object, ...]) -> list[tuple[Any, ...]]:
+        return await self._run(lambda db: db.execute(sql, params).fetchall())
+
+    async def _write(self, sql: str, params: tuple[object, ...]) -> int:
+        return await self._run(lambda db: db.execute(sql, params).rowcount)
+
+    async def _run(self, operation: Callable[[sqlite3.Connection], T]) -> T:
+        def locked() -> T:
+            with self._lock:
+                return operation(self._db)
+
+        return await anyio.to_thread.run_sync(locked)
+
+
+@contextmanager
+def _transaction(db: sqlite3.Connection) -> Iterator[None]:
+    """BEGIN ... COMMIT around a block, ROLLBACK if it raises (the connection is in autocommit mode)."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")

@@ -1,0 +1,61 @@
+"""Every store and broker the contract suite runs against: memory, SQLite and a real Redis."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from elicitkit.stores import Broker, MemoryBroker, MemoryStore, SQLiteStore, Store
+from tests.redis_server import RedisServer
+
+
+def unique_prefix() -> str:
+    """Tests share one Redis; each keeps to its own keys and channels."""
+    return f"test-{uuid.uuid4().hex}:"
+
+
+@pytest.fixture(params=["memory", "sqlite", "redis"])
+def store_kind(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+async def store(store_kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[Store]:
+    opened: Store
+    if store_kind == "memory":
+        opened = MemoryStore()
+    elif store_kind == "sqlite":
+        opened = SQLiteStore(tmp_path / "state.db")
+    else:
+        from elicitkit.stores.redis import RedisStore
+
+        server: RedisServer = request.getfixturevalue("redis_server")
+        opened = RedisStore(server.url, prefix=unique_prefix())
+    try:
+        yield opened
+    finally:
+        await opened.aclose()
+
+
+@pytest.fixture(params=["memory", "redis"])
+def broker_kind(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+async def broker(broker_kind: str, request: pytest.FixtureRequest) -> AsyncIterator[Broker]:
+    opened: Broker
+    if broker_kind == "memory":
+        opened = MemoryBroker()
+    else:
+        from elicitkit.stores.redis import RedisBroker
+
+        server: RedisServer = request.getfixturevalue("redis_server")
+        opened = RedisBroker(server.url, prefix=unique_prefix())
+    try:
+        yield opened
+    finally:
+        await opened.aclose()

@@ -1,0 +1,527 @@
+"""The one contract every store and broker keeps: memory, SQLite and a real redis-server.
+
+"Expired" is tested with expiries already in the past, so nothing here waits for a clock.
+A one-time token is remembered until its expiry and accepted again after it: callers
+pick an expiry no earlier than that of what the token guards.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+from elicitkit.stores import Broker, SQLiteStore, Store
+from tests.redis_server import RedisServer
+from tests.stores.conftest import unique_prefix
+
+pytestmark = pytest.mark.anyio
+
+ODD_BYTES = bytes(range(256)) + b"\xff\xfe\x00\x80 not utf-8 \xc3\x28"
+
+
+def later() -> float:
+    return time.time() + 3600
+
+
+def earlier() -> float:
+    return time.time() - 1
+
+
+# Runs
+
+
+async def test_every_store_implements_the_protocol(store: Store) -> None:
+    assert isinstance(store, Store)
+
+
+async def test_a_stored_run_reads_back_with_its_owner(store: Store) -> None:
+    await store.put_run("run-1", "node-a", b"record", later())
+
+    assert await store.get_run("run-1") == ("node-a", b"record")
+    assert await store.get_run("run-2") is None
+
+
+async def test_putting_a_run_again_replaces_it(store: Store) -> None:
+    await store.put_run("run-1", "node-a", b"first", later())
+    await store.put_run("run-1", "node-b", b"second", later())
+
+    assert await store.get_run("run-1") == ("node-b", b"second")
+
+
+async def test_an_expired_run_is_invisible(store: Store) -> None:
+    await store.put_run("run-1", "node-a", b"record", earlier())
+
+    assert await store.get_run("run-1") is None
+
+
+async def test_a_run_that_never_expires_stays(store: Store) -> None:
+    await store.put_run("run-1", "node-a", b"record", math.inf)
+    await store.sweep()
+
+    assert await store.get_run("run-1") == ("node-a", b"record")
+
+
+async def test_claiming_a_run_moves_it_only_from_the_expected_owner(store: Store) -> None:
+    await store.put_run("run-1", "node-a", b"record", later())
+
+    assert await store.claim_run("run-1", "node-b", "node-c") is False
+    assert await store.get_run("run-1") == ("node-a", b"record")
+    assert await store.claim_run("run-1", "node-a", "node-b") is True
+    assert await store.get_run("run-1") == ("node-b", b"record")
+    assert await store.claim_run("run-1", "node-a", "node-c") is False
+
+
+async def test_an_unknown_or_expired_run_cannot_be_claimed(store: Store) -> None:
+    await store.put_run("gone", "node-a", b"record", earlier())
+
+    assert await store.claim_run("unknown", "node-a", "node-b") is False
+    assert await store.claim_run("gone", "node-a", "node-b") is False
+    assert await store.get_run("gone") is None
+
+
+async def test_of_twenty_concurrent_claims_from_the_same_owner_exactly_one_wins(store: Store) -> None:
+    await store.put_run("run-1", "node-a", b"record", later())
+    won: list[str] = []
+
+    async def claim(new_owner: str) -> None:
+        if await store.claim_run("run-1", "node-a", new_owner):
+            won.append(new_owner)
+
+    async with anyio.create_task_group() as tg:
+        for i in range(20):
+            tg.start_soon(claim, f"node-{i}")
+
+    assert len(won) == 1
+    assert await store.get_run("run-1") == (won[0], b"record")
+
+
+async def test_deleting_a_run_removes_its_journal_and_questions_and_nothing_else(store: Store) -> None:
+    for run_id in ("run-1", "run-2"):
+        await store.put_run(run_id, "node-a", b"record", later())
+        await store.append_journal(run_id, 0, b"answer")
+        await store.put_question(f"{run_id}-q", run_id, b"question", later())
+
+    await store.delete_run("run-1")
+
+    assert await store.get_run("run-1") is None
+    assert await store.journal("run-1") == {}
+    assert await store.get_question("run-1-q") is None
+    assert await store.run_questions("run-1") == {}
+    assert await store.get_run("run-2") == ("node-a", b"record")
+    assert await store.journal("run-2") == {0: b"answer"}
+    assert await store.run_questions("run-2") == {"run-2-q": b"question"}
+
+
+async def test_deleting_an_unknown_run_is_harmless(store: Store) -> None:
+    await store.delete_run("unknown")
+
+
+# Journals
+
+
+async def test_the_first_write_of_a_journal_entry_wins(store: Store) -> None:
+    await store.put_run("run-1", "node-a", b"record", later())
+
+    assert await store.append_journal("run-1", 0, b"first") is True
+    assert await store.append_journal("run-1", 0, b"second") is False
+    assert await store.journal("run-1") == {0: b"first"}
+
+
+async def test_the_journal_returns_every_entry_by_sequence_number(store: Store) -> None:
+    await store.put_run("run-1", "node-a", b"record", later())
+    await store.put_run("run-2", "node-a", b"record", later())
+    for seq in (2, 0, 1):
+        assert await store.append_journal("run-1", seq, f"entry {seq}".encode()) is True
+    await store.append_journal("run-2", 0, b"other run")
+
+    assert await store.journal("run-1") == {0: b"entry 0", 1: b"entry 1", 2: b"entry 2"}
+    assert await store.journal("unknown") == {}
+
+
+async def test_of_concurrent_writes_of_one_journal_entry_exactly_one_wins(store: Store) -> None:
+    await store.put_run("run-1", "node-a", b"record", later())
+    won: list[bytes] = []
+
+    async def append(entry: bytes) -> None:
+        if await store.append_journal("run-1", 7, entry):
+            won.append(entry)
+
+    async with anyio.create_task_group() as tg:
+        for i in range(20):
+            tg.start_soon(append, f"writer {i}".encode())
+
+    assert len(won) == 1
+    assert await store.journal("run-1") == {7: won[0]}
+
+
+# Questions
+
+
+async def test_questions_read_back_by_id_and_by_run(store: Store) -> None:
+    await store.put_question("q-1", "run-1", b"first", later())
+    await store.put_question("q-2", "run-1", b"second", later())
+    await store.put_question("q-3", "run-2", b"third", later())
+
+    assert await store.get_question("q-1") == ("run-1", b"first")
+    assert await store.get_question("q-3") == ("run-2", b"third")
+    assert await store.get_question("q-4") is None
+    assert await store.run_questions("run-1") == {"q-1": b"first", "q-2": b"second"}
+    assert await store.run_questions("run-3") == {}
+
+
+async def test_an_expired_question_is_invisible_by_id_and_by_run(store: Store) -> None:
+    await store.put_question("q-live", "run-1", b"live", later())
+    await store.put_question("q-gone", "run-1", b"gone", earlier())
+
+    assert await store.get_question("q-gone") is None
+    assert await store.run_questions("run-1") == {"q-live": b"live"}
+
+
+async def test_a_question_put_again_with_a_past_expiry_expires(store: Store) -> None:
+    await store.put_question("q-1", "run-1", b"record", later())
+    await store.put_question("q-1", "run-1", b"record", earlier())
+
+    assert await store.get_question("q-1") is None
+    assert await store.run_questions("run-1") == {}
+
+
+async def test_a_deleted_question_leaves_its_run(store: Store) -> None:
+    await store.put_question("q-1", "run-1", b"first", later())
+    await store.put_question("q-2", "run-1", b"second", later())
+
+    await store.delete_question("q-1")
+    await store.delete_question("unknown")
+
+    assert await store.get_question("q-1") is None
+    assert await store.run_questions("run-1") == {"q-2": b"second"}
+
+
+async def test_a_question_put_again_under_another_run_moves_there(store: Store) -> None:
+    await store.put_question("q-1", "run-1", b"first", later())
+    await store.put_question("q-1", "run-2", b"moved", later())
+
+    assert await store.get_question("q-1") == ("run-2", b"moved")
+    assert await store.run_questions("run-1") == {}
+    assert await store.run_questions("run-2") == {"q-1": b"moved"}
+
+
+# One-time tokens
+
+
+async def test_a_token_is_accepted_once_while_it_is_remembered(store: Store) -> None:
+    assert await store.use_once("token-1", later()) is True
+    assert await store.use_once("token-1", later()) is False
+    assert await store.use_once("token-2", later()) is True
+
+
+async def test_a_token_whose_memory_expired_is_accepted_again(store: Store) -> None:
+    assert await store.use_once("token-1", earlier()) is True
+    assert await store.use_once("token-1", later()) is True
+    assert await store.use_once("token-1", later()) is False
+
+
+async def test_of_concurrent_uses_of_a_token_exactly_one_is_accepted(store: Store) -> None:
+    accepted: list[int] = []
+
+    async def use(i: int) -> None:
+        if await store.use_once("token-1", later()):
+            accepted.append(i)
+
+    async with anyio.create_task_group() as tg:
+        for i in range(20):
+            tg.start_soon(use, i)
+
+    assert len(accepted) == 1
+
+
+# Heartbeats
+
+
+async def test_a_node_is_alive_until_its_heartbeat_expires(store: Store) -> None:
+    assert await store.is_alive("node-a") is False
+
+    await store.heartbeat("node-a", later())
+    assert await store.is_alive("node-a") is True
+    assert await store.is_alive("node-b") is False
+
+    await store.heartbeat("node-a", earlier())
+    assert await store.is_alive("node-a") is False
+
+    await store.heartbeat("node-a", later())
+    assert await store.is_alive("node-a") is True
+
+
+# Sweeping
+
+
+async def test_sweeping_removes_what_expired_and_keeps_what_lives(store: Store, store_kind: str) -> None:
+    await store.put_run("live", "node-a", b"record", later())
+    await store.append_journal("live", 0, b"kept")
+    await store.put_question("q-live", "live", b"kept", later())
+    await store.use_once("token-live", later())
+    await store.heartbeat("node-live", later())
+
+    await store.put_run("gone", "node-a", b"record", earlier())
+    await store.append_journal("gone", 0, b"swept")
+    await store.append_journal("gone", 1, b"swept")
+    await store.put_question("q-gone", "live", b"swept", earlier())
+    await store.use_once("token-gone", earlier())
+    await store.heartbeat("node-gone", earlier())
+
+    swept = await store.sweep()
+
+    # memory and SQLite count the run, its 2 journal entries, the question, the token and the heartbeat;
+    # Redis has already dropped all but the journal (its run was gone when it was written) natively.
+    assert swept == (2 if store_kind == "redis" else 6)
+    assert await store.sweep() == 0
+    assert await store.get_run("live") == ("node-a", b"record")
+    assert await store.journal("live") == {0: b"kept"}
+    assert await store.run_questions("live") == {"q-live": b"kept"}
+    assert await store.use_once("token-live", later()) is False
+    assert await store.is_alive("node-live") is True
+    assert await store.get_run("gone") is None
+    assert await store.journal("gone") == {}
+    assert await store.get_question("q-gone") is None
+    assert await store.use_once("token-gone", later()) is True
+    assert await store.is_alive("node-gone") is False
+
+
+async def test_a_run_that_expires_takes_its_journal_with_it(store: Store) -> None:
+    await store.put_run("run-1", "node-a", b"record", later())
+    await store.append_journal("run-1", 0, b"answer")
+
+    await store.put_run("run-1", "node-a", b"record", earlier())
+    await store.sweep()
+
+    assert await store.journal("run-1") == {}
+
+
+# Values
+
+
+async def test_values_are_stored_byte_for_byte(store: Store) -> None:
+    await store.put_run("run-1", "node-a", ODD_BYTES, later())
+    await store.append_journal("run-1", 0, ODD_BYTES)
+    await store.append_journal("run-1", 1, b"")
+    await store.put_question("q-1", "run-1", ODD_BYTES * 100, later())
+
+    assert await store.get_run("run-1") == ("node-a", ODD_BYTES)
+    assert await store.journal("run-1") == {0: ODD_BYTES, 1: b""}
+    assert await store.get_question("q-1") == ("run-1", ODD_BYTES * 100)
+    assert await store.run_questions("run-1") == {"q-1": ODD_BYTES * 100}
+
+
+async def test_ids_with_separators_and_unicode_are_kept_apart(store: Store) -> None:
+    ids = ["a:b", "a", "a:b:c", "*", "Zürich ✓", "run-questions:x"]
+    for i, run_id in enumerate(ids):
+        await store.put_run(run_id, f"node:{i}", str(i).encode(), later())
+        await store.put_question(f"q:{run_id}", run_id, str(i).encode(), later())
+
+    for i, run_id in enumerate(ids):
+        assert await store.get_run(run_id) == (f"node:{i}", str(i).encode())
+        assert await store.run_questions(run_id) == {f"q:{run_id}": str(i).encode()}
+
+
+# SQLite
+
+
+async def test_a_sqlite_store_keeps_everything_when_closed_and_reopened(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    first = SQLiteStore(path)
+    await first.put_run("run-1", "node-a", ODD_BYTES, later())
+    await first.append_journal("run-1", 0, b"answer")
+    await first.put_question("q-1", "run-1", b"question", later())
+    await first.use_once("token-1", later())
+    await first.heartbeat("node-a", later())
+    await first.aclose()
+
+    second = SQLiteStore(path)
+    try:
+        assert await second.get_run("run-1") == ("node-a", ODD_BYTES)
+        assert await second.journal("run-1") == {0: b"answer"}
+        assert await second.run_questions("run-1") == {"q-1": b"question"}
+        assert await second.use_once("token-1", later()) is False
+        assert await second.is_alive("node-a") is True
+        assert await second.append_journal("run-1", 0, b"again") is False
+    finally:
+        await second.aclose()
+
+
+# Redis
+
+
+async def test_every_expiring_redis_key_carries_a_native_ttl(redis_server: RedisServer) -> None:
+    import redis.asyncio as aioredis
+
+    from elicitkit.stores.redis import RedisStore
+
+    prefix = unique_prefix()
+    store = RedisStore(redis_server.url, prefix=prefix)
+    raw = aioredis.Redis.from_url(redis_server.url)
+    try:
+        await store.put_run("run-1", "node-a", b"record", later())
+        await store.append_journal("run-1", 0, b"answer")
+        await store.put_question("q-1", "run-1", b"question", later())
+        await store.use_once("token-1", later())
+        await store.heartbeat("node-a", later())
+        await store.put_run("forever", "node-a", b"record", math.inf)
+
+        keys = sorted([key.decode() async for key in raw.scan_iter(match=f"{prefix}*")])
+        names = ["journal:run-1", "node:node-a", "once:token-1", "question:q-1", "run-questions:run-1"]
+        assert keys == [f"{prefix}{name}" for name in [*names, "run:forever", "run:run-1"]]
+        for key in keys:
+            ttl = await raw.pttl(key)
+            if key.endswith(":forever"):
+                assert ttl == -1
+            else:
+                assert 3_500_000 < ttl <= 3_600_000, key
+    finally:
+        await raw.aclose()
+        await store.aclose()
+
+
+async def test_the_redis_run_questions_index_lives_as_long_as_its_longest_question(
+    redis_server: RedisServer,
+) -> None:
+    import redis.asyncio as aioredis
+
+    from elicitkit.stores.redis import RedisStore
+
+    prefix = unique_prefix()
+    store = RedisStore(redis_server.url, prefix=prefix)
+    raw = aioredis.Redis.from_url(redis_server.url)
+    index = f"{prefix}run-questions:run-1"
+    try:
+        await store.put_question("q-long", "run-1", b"long", time.time() + 7200)
+        await store.put_question("q-short", "run-1", b"short", later())
+        assert await raw.pttl(index) > 7_000_000
+
+        await store.delete_question("q-long")
+        await store.put_question("q-gone", "run-1", b"gone", earlier())
+        assert await store.sweep() == 0
+        assert await raw.smembers(index) == {b"q-short"}
+    finally:
+        await raw.aclose()
+        await store.aclose()
+
+
+async def test_the_redis_store_and_a_listener_carry_on_when_redis_crashes_and_comes_back(tmp_path: Path) -> None:
+    from elicitkit.stores.redis import RedisBroker, RedisStore
+
+    server = RedisServer(tmp_path / "redis")
+    await server.start()
+    url = server.url
+    store, broker = RedisStore(url), RedisBroker(url)
+    try:
+        await store.put_run("run-1", "node-a", b"record", later())
+        async with broker.listen("node-a") as messages:
+            assert await broker.publish("node-a", b"before") == 1
+            with anyio.fail_after(5):
+                assert await anext(messages) == b"before"
+
+            await server.kill()
+            await server.start()
+            assert server.url == url
+
+            # Not persistent: the run is gone, but the pooled connections work again at once.
+            assert await store.get_run("run-1") is None
+            await store.put_run("run-1", "node-a", b"again", later())
+            assert await store.get_run("run-1") == ("node-a", b"again")
+
+            received: list[bytes] = []
+            async with anyio.create_task_group() as tg:
+
+                async def read() -> None:
+                    received.append(await anext(messages))
+
+                tg.start_soon(read)
+                with anyio.fail_after(5):
+                    # The listener subscribes again after its read fails and it backs off; no event marks that.
+                    while await broker.publish("node-a", b"after") == 0:  # noqa: ASYNC110 - nothing to wait on
+                        await anyio.sleep(0.01)
+            assert received == [b"after"]
+    finally:
+        await store.aclose()
+        await broker.aclose()
+        await server.stop()
+
+
+# Brokers
+
+
+async def test_publishing_with_nobody_listening_reaches_no_one(broker: Broker) -> None:
+    assert await broker.publish("node-a", b"hello") == 0
+
+
+async def test_a_listener_receives_what_is_published_after_it_entered_in_order(broker: Broker) -> None:
+    await broker.publish("node-a", b"before")
+    async with broker.listen("node-a") as messages:
+        for i in range(5):
+            assert await broker.publish("node-a", f"message {i}".encode()) == 1
+        received = []
+        with anyio.fail_after(5):
+            async for message in messages:
+                received.append(message)
+                if len(received) == 5:
+                    break
+
+    assert received == [f"message {i}".encode() for i in range(5)]
+
+
+async def test_listeners_on_different_channels_do_not_cross(broker: Broker) -> None:
+    async with broker.listen("node-a") as on_a, broker.listen("node-b") as on_b:
+        assert await broker.publish("node-a", b"for a") == 1
+        assert await broker.publish("node-b", b"for b") == 1
+        assert await broker.publish("node-c", b"for nobody") == 0
+        with anyio.fail_after(5):
+            assert await anext(on_a) == b"for a"
+            assert await anext(on_b) == b"for b"
+        assert await broker.publish("node-a", b"again for a") == 1
+        with anyio.fail_after(5):
+            assert await anext(on_a) == b"again for a"
+
+
+async def test_every_listener_on_a_channel_receives_each_message(broker: Broker) -> None:
+    async with broker.listen("node-a") as first, broker.listen("node-a") as second:
+        assert await broker.publish("node-a", b"to both") == 2
+        with anyio.fail_after(5):
+            assert await anext(first) == b"to both"
+            assert await anext(second) == b"to both"
+
+
+async def test_a_closed_listener_stops_receiving(broker: Broker) -> None:
+    async with broker.listen("node-a"):
+        pass
+    async with broker.listen("node-b"):
+        assert await broker.publish("node-a", b"after") == 0
+
+
+async def test_a_listener_cancelled_while_waiting_stops_receiving(broker: Broker) -> None:
+    entered = anyio.Event()
+
+    async def listen() -> None:
+        async with broker.listen("node-a") as messages:
+            entered.set()
+            async for _ in messages:
+                pass
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(listen)
+        with anyio.fail_after(5):
+            await entered.wait()
+        tg.cancel_scope.cancel()
+
+    assert await broker.publish("node-a", b"after") == 0
+
+
+async def test_messages_are_delivered_byte_for_byte(broker: Broker) -> None:
+    async with broker.listen("node-a") as messages:
+        assert await broker.publish("node-a", ODD_BYTES) == 1
+        assert await broker.publish("node-a", b"") == 1
+        with anyio.fail_after(5):
+            assert await anext(messages) == ODD_BYTES
+            assert await anext(messages) == b""
