@@ -12,7 +12,7 @@ from typing import Any
 
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.request_state import RequestStateBoundary, authenticated_principal
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity, authenticated_principal
 from mcp_types import ClientCapabilities, Implementation
 from mcp_types.version import is_version_at_least
 
@@ -24,6 +24,7 @@ __all__ = [
     "principal",
     "request_context",
     "request_state_ttl",
+    "use_request_state_keys",
     "session_key",
     "wrap_lifespan",
 ]
@@ -50,6 +51,17 @@ def wrap_lifespan(server: MCPServer[Any], host: HostFactory) -> None:
             yield state
 
     lowlevel.lifespan = lifespan
+
+
+def use_request_state_keys(server: MCPServer[Any], keys: list[bytes]) -> None:
+    """Seal `requestState` with keys every node derives from the shared secret, keeping the SDK's TTL."""
+    middleware = server.middleware
+    for i, existing in enumerate(middleware):
+        if isinstance(existing, RequestStateBoundary):
+            ttl = existing._security.ttl  # pyright: ignore[reportPrivateUsage]
+            security = RequestStateSecurity(keys=keys, ttl=ttl, audience=server.name)
+            middleware[i] = RequestStateBoundary(security, default_audience=server.name)
+            return
 
 
 def request_state_ttl(server: MCPServer[Any]) -> float | None:

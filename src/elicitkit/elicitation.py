@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal, TypeVar, overload
 
 import anyio
@@ -11,6 +12,7 @@ from mcp.server.mcpserver import Context, MCPServer
 
 from elicitkit import _mcp
 from elicitkit.clients import ClientOverride, Mode
+from elicitkit.crypto import PlainSealer, Sealer, secrets_from_env
 from elicitkit.engine.engine import Engine, Fallback
 from elicitkit.engine.routes import native_possible
 from elicitkit.engine.run import Question, new_id
@@ -26,11 +28,16 @@ from elicitkit.helpers import (
 )
 from elicitkit.results import Accepted, Cancelled, Declined, ElicitationResult
 from elicitkit.schema import FormSchema, compile_schema
+from elicitkit.stores import open_store
+from elicitkit.stores.base import Broker, Store
+from elicitkit.stores.memory import MemoryBroker
 from elicitkit.validation import to_data
 
 __all__ = ["Elicitation"]
 
 T = TypeVar("T")
+
+logger = logging.getLogger("elicitkit")
 
 DEFAULT_TIMEOUT = 300.0
 _ATTACHED = "_elicitkit_attached"
@@ -71,6 +78,18 @@ class Elicitation:
         keepalive: seconds between progress notifications while a
             2025-11-25 client shows a form (when the call has a progress
             token); `None` turns them off.
+        store: where runs, journals and pending questions live:
+            `"memory://"` (default), `"sqlite:///state.db"` (durable, one
+            machine), `"redis://host:6379/0"` (many nodes), or a `Store`.
+        broker: how nodes reach each other; defaults to the store's own
+            (Redis pub/sub for Redis, in-process otherwise).
+        secret: seals everything stored and every `requestState`; several
+            rotate (the first seals). Defaults to `ELICITKIT_SECRET` or
+            `MCP_ELICITATION_SECRET`. Nodes sharing a store need the same one.
+        node_id: this node's id (random by default; a restart is a new node).
+        forward_timeout: seconds to wait for the owner of a run to acknowledge
+            a forwarded answer before taking the run over.
+        lease: seconds a node's heartbeat keeps it counted alive.
     """
 
     def __init__(
@@ -84,6 +103,12 @@ class Elicitation:
         fallback_tool: str = DEFAULT_TOOL,
         client_overrides: Sequence[ClientOverride] = (),
         keepalive: float | None = 15.0,
+        store: str | Store | None = None,
+        broker: Broker | None = None,
+        secret: str | Sequence[str] | None = None,
+        node_id: str | None = None,
+        forward_timeout: float = 2.0,
+        lease: float = 15.0,
     ) -> None:
         _check_timeout(timeout)
         _check_timeout(run_expiry)
@@ -95,9 +120,28 @@ class Elicitation:
             raise ValueError(
                 "This server already has an Elicitation attached; create one per server and share it between modules"
             )
+        secrets = [secret] if isinstance(secret, str) else list(secret) if secret is not None else secrets_from_env()
+        ring = Sealer(secrets) if secrets else None
+        sealer: Sealer | PlainSealer = ring if ring is not None else PlainSealer()
+        if isinstance(store, str) or store is None:
+            the_store, the_broker = open_store(store)
+            broker = broker or the_broker
+        else:
+            the_store = store
+            broker = broker or MemoryBroker()
+        shared = not isinstance(broker, MemoryBroker)
+        if ring is not None:
+            _mcp.use_request_state_keys(server, ring.request_state_keys())
+        elif shared:
+            logger.warning(
+                "elicitkit: a store shared between nodes is configured WITHOUT a secret: questions, answers and "
+                "journals are stored in plaintext, and a retry that reaches another node cannot be opened there. "
+                "Set Elicitation(secret=...) or ELICITKIT_SECRET on every node."
+            )
         ttl = _mcp.request_state_ttl(server)
         self.server = server
         self.timeout = timeout
+        self.node_id = node_id or new_id()
         self._engine = Engine(
             # A retry after the SDK's requestState TTL is refused before it reaches a run: stop waiting then.
             run_expiry=min(run_expiry, ttl) if ttl is not None else run_expiry,
@@ -106,6 +150,13 @@ class Elicitation:
             fallback_tool=fallback_tool,
             client_overrides=list(client_overrides),
             keepalive=keepalive,
+            store=the_store,
+            broker=broker,
+            sealer=sealer,
+            node=self.node_id,
+            shared=shared,
+            forward_timeout=forward_timeout,
+            lease=lease,
         )
         setattr(server, _ATTACHED, self)
         server.middleware.append(self._engine.middleware)
@@ -117,6 +168,21 @@ class Elicitation:
                 description=tool_description(fallback_tool),
                 structured_output=False,
             )
+
+    async def step(self, ctx: Context[Any, Any], name: str, fn: Callable[[], T | Awaitable[T]]) -> T:
+        """Run a side effect once per tool run, however often the run is replayed.
+
+        `fn` (plain or async, no arguments) runs and its JSON-serializable
+        result is journaled; when the run is replayed after a crash or a
+        takeover, the journaled result is returned and `fn` is not called
+        again. Give each step of a tool a distinct `name`.
+
+        Raises:
+            TypeError: the result is not JSON-serializable.
+        """
+        del ctx  # the run is found through the task; ctx keeps call sites uniform with `elicit`
+        value: T = await self._engine.step(name, fn)
+        return value
 
     @property
     def active_runs(self) -> int:

@@ -2,20 +2,23 @@
 
 When a question may need a route that outlives a request (2026-07-28's
 `InputRequiredResult`, or the fallback route through the model), the tool
-body runs in its own task, hosted by the server's lifespan. Each request —
-the first call, every MRTR retry, every `sendElicitationResult` call — waits
-for the run's *next outcome*: the final result, or the open questions to hand
-back. The body never runs twice. Otherwise (a 2025-11-25 client that shows
-forms) the body runs inside its request and asks on the session.
+body runs in its own task, hosted by the server's lifespan, and is journaled.
+Each request — the first call, every MRTR retry, every `sendElicitationResult`
+call, on this node or forwarded from another — waits for the run's *next
+outcome*: the final result, or the open questions to hand back. The body
+never runs twice; only a node that takes over a dead owner's run replays it,
+and replay returns every journaled answer and step at once.
 
-The SDK seals `requestState` and binds it to principal, tool and arguments;
-one-time rounds, expiry and the elicitId checks are enforced here.
+Otherwise (a 2025-11-25 client that shows forms) the body runs inside its
+request, asks on the session, and nothing is stored.
 """
 
 from __future__ import annotations
 
+import inspect
+import json
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
 from contextvars import ContextVar
 from typing import Any, Literal
@@ -24,48 +27,28 @@ import anyio
 import anyio.abc
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context
-from mcp.shared.exceptions import MCPError
-from mcp_types import (
-    INVALID_PARAMS,
-    CallToolResult,
-    ElicitRequest,
-    ElicitRequestFormParams,
-    ElicitResult,
-    InputRequiredResult,
-    ListToolsResult,
-)
-from pydantic import ValidationError
+from mcp_types import ElicitRequest, ElicitRequestFormParams, InputRequiredResult, ListToolsResult
 
 from elicitkit import _mcp
 from elicitkit.clients import ClientOverride
-from elicitkit.engine import routes
+from elicitkit.engine import delivery, routes
+from elicitkit.engine.cluster import MISSING, Cluster, Missing, encode_outcome
+from elicitkit.engine.journal import Durability, Entry, QuestionRecord, RunRecord, SealerLike
 from elicitkit.engine.run import Answer, Final, Question, Run, new_id
-from elicitkit.errors import InvalidElicitationContent
-from elicitkit.fallback import (
-    FallbackHandler,
-    error_result,
-    parse_send_args,
-    render_pending,
-    wall_clock,
-    widen_output_schema,
-)
-from elicitkit.validation import to_data
+from elicitkit.fallback import FallbackHandler, render_pending, wall_clock, widen_output_schema
+from elicitkit.stores.base import Broker, Store
 
-__all__ = ["STATE_PREFIX", "Engine", "Fallback"]
+__all__ = ["Engine", "Fallback"]
 
 logger = logging.getLogger("elicitkit")
 
-STATE_PREFIX = "ek1."
 Fallback = Literal["llm", "error"] | FallbackHandler
 _current_run: ContextVar[Run | None] = ContextVar("elicitkit_run", default=None)
-
-
-def _state_error(reason: str, message: str) -> MCPError:
-    return MCPError(code=INVALID_PARAMS, message=message, data={"reason": reason})
+_SWEEP_EVERY = 60.0
 
 
 class Engine:
-    """Runs, open questions and the requests attached to them."""
+    """Runs, open questions, their durable records, and the requests attached to them."""
 
     def __init__(
         self,
@@ -76,6 +59,13 @@ class Engine:
         fallback_tool: str,
         client_overrides: list[ClientOverride],
         keepalive: float | None,
+        store: Store,
+        broker: Broker,
+        sealer: SealerLike,
+        node: str,
+        shared: bool,
+        forward_timeout: float,
+        lease: float,
     ) -> None:
         self.run_expiry = run_expiry
         self.one_pending_per_session = one_pending_per_session
@@ -83,6 +73,13 @@ class Engine:
         self.fallback_tool = fallback_tool
         self.client_overrides = client_overrides
         self.keepalive = keepalive
+        self.store = store
+        self.node = node
+        self.shared = shared
+        self.forward_timeout = forward_timeout
+        self.lease = lease
+        self.durability = Durability(store, sealer, node)
+        self.cluster = Cluster(store, broker, sealer, node)
         self.runs: dict[str, Run] = {}
         self.by_elicit_id: dict[str, Question] = {}
         self._session_questions: dict[object, Question] = {}
@@ -99,8 +96,12 @@ class Engine:
 
     @asynccontextmanager
     async def host(self, lifespan_state: Any) -> AsyncIterator[None]:
-        """Give suspended runs a task group for as long as the server's lifespan lasts."""
+        """Give suspended runs a task group, and this node a presence, while the server's lifespan lasts."""
         async with anyio.create_task_group() as tg:
+            if self.shared:
+                await tg.start(self.cluster.serve, self._principal_of, self._handle_forwarded)
+                tg.start_soon(self.cluster.heartbeat, self.lease)
+            tg.start_soon(self._sweep)
             hosts = self._hosts.setdefault(id(lifespan_state), [])
             hosts.append(tg)
             token = self._host_var.set(tg)
@@ -115,12 +116,20 @@ class Engine:
                     del self._hosts[id(lifespan_state)]
                 tg.cancel_scope.cancel()
 
-    def _host_for(self, rctx: ServerRequestContext[Any, Any]) -> anyio.abc.TaskGroup | None:
+    def host_for(self, rctx: ServerRequestContext[Any, Any]) -> anyio.abc.TaskGroup | None:
         host = self._host_var.get()
         if host is not None:
             return host
         hosts = self._hosts.get(id(rctx.lifespan_context))
         return hosts[-1] if hosts else None
+
+    async def _sweep(self) -> None:
+        while True:
+            await anyio.sleep(_SWEEP_EVERY)
+            try:
+                await self.store.sweep()
+            except Exception:
+                logger.exception("Sweeping expired elicitation state failed; will retry")
 
     def _needs_host(self, rctx: ServerRequestContext[Any, Any]) -> bool:
         if _mcp.is_mrtr(rctx.protocol_version):
@@ -136,13 +145,13 @@ class Engine:
             return await call_next(ctx)
         params = ctx.params or {}
         if self.fallback == "llm" and params.get("name") == self.fallback_tool:
-            return await self._send_result(ctx, params.get("arguments"))
+            return await delivery.send_result(self, ctx, params.get("arguments"), call_next)
         state = params.get("requestState")
-        if isinstance(state, str) and state.startswith(STATE_PREFIX):
-            return await self._resume(ctx, params, state)
+        if isinstance(state, str) and state.startswith(delivery.STATE_PREFIX):
+            return await delivery.resume(self, ctx, params, state, call_next)
         run = Run(id=new_id(), tool=str(params.get("name", "")), principal=_mcp.principal(ctx), mrtr=False)
         run.mrtr = _mcp.is_mrtr(ctx.protocol_version)
-        host = self._host_for(ctx) if self._needs_host(ctx) else None
+        host = self.host_for(ctx) if self._needs_host(ctx) else None
         self.runs[run.id] = run
         if host is None:
             run.inline = True
@@ -152,9 +161,13 @@ class Engine:
             finally:
                 _current_run.reset(token)
                 self.runs.pop(run.id, None)
+        run.hosted = True
+        arguments = params.get("arguments") or {}
+        record = RunRecord(tool=run.tool, arguments=dict(arguments), mrtr=run.mrtr)
+        await self.durability.save_run(run.id, run.principal, record, self.run_expiry)
         run.rctx = ctx
-        host.start_soon(self._drive, run, ctx, call_next)
-        return await self._await_outcome(run, ctx)
+        host.start_soon(self.drive, run, ctx, call_next)
+        return await self.await_outcome(run, ctx)
 
     def _shape_tools(self, ctx: ServerRequestContext[Any, Any], result: HandlerResult) -> HandlerResult:
         """Show the fallback tool only to clients that need it, and widen output schemas for them."""
@@ -174,18 +187,22 @@ class Engine:
             ]
         return {**wire, "tools": shaped}
 
-    async def _drive(self, run: Run, rctx: ServerRequestContext[Any, Any], call_next: CallNext) -> None:
+    async def drive(self, run: Run, rctx: ServerRequestContext[Any, Any], call_next: CallNext) -> None:
+        """Run a hosted body to its end; keep the run's records only while it can still be resumed."""
         _current_run.set(run)
+        finished = False
         try:
             with run.scope:
                 try:
                     run.finish(Final(result=await call_next(rctx)))
                 except Exception as exc:
                     run.finish(Final(error=exc))
-            if run.final is None:
+                finished = True
+            if not finished:
                 logger.info(
-                    "Run %s of tool %r ended unfinished: no retry came in time, or it was cancelled", run.id, run.tool
+                    "Run %s of tool %r ended unfinished: no answer came in time, or it was cancelled", run.id, run.tool
                 )
+                finished = True  # expired or cancelled by its caller: nothing left to resume
                 return
             # Nobody is waiting (a timeout ended the body between rounds): keep the result for the next request.
             with anyio.move_on_after(self.run_expiry):
@@ -193,12 +210,17 @@ class Engine:
         finally:
             if run.final is None:
                 # Wake any request still waiting for this run (one that raced its expiry or shutdown).
-                run.finish(Final(error=_ended_error()))
+                run.finish(Final(error=delivery.ended_error()))
             for question in list(run.pending.values()):
                 question.resolve(Answer("cancel"))
             self.runs.pop(run.id, None)
+            if finished:
+                # Shutdown is the other way out: then the records stay, and a restart replays the run.
+                with anyio.CancelScope(shield=True):
+                    await self.store.delete_run(run.id)
 
-    async def _await_outcome(self, run: Run, rctx: ServerRequestContext[Any, Any]) -> HandlerResult:
+    async def await_outcome(self, run: Run, rctx: ServerRequestContext[Any, Any] | None) -> HandlerResult:
+        """Wait for the run's next outcome on behalf of a request (None: a request forwarded from another node)."""
         run.rctx = rctx
         try:
             outcome = await run.next_outcome()
@@ -227,71 +249,51 @@ class Engine:
                 q.id: ElicitRequest(params=ElicitRequestFormParams(message=q.message, requested_schema=q.schema.wire))
                 for q in outcome
             },
-            request_state=f"{STATE_PREFIX}{run.id}.{nonce}",
+            request_state=f"{delivery.STATE_PREFIX}{run.id}.{nonce}",
         )
 
-    async def _resume(
-        self, rctx: ServerRequestContext[Any, Any], params: Mapping[str, Any], state: str
-    ) -> HandlerResult:
-        run_id, _, nonce = state.removeprefix(STATE_PREFIX).partition(".")
+    # -- forwarded from other nodes ----------------------------------------------
+
+    def _principal_of(self, run_id: str) -> str | Missing | None:
         run = self.runs.get(run_id)
-        if run is None or run.inline or run.tool != params.get("name") or run.principal != _mcp.principal(rctx):
-            raise _state_error(
-                "unknown_elicitation", "This elicitation is unknown or has expired; call the tool again to start over"
-            )
-        if run.scope.cancel_called:
-            raise _ended_error()
-        answers = _parse_responses(params.get("inputResponses"))
-        if not run.take_round(nonce):
-            raise _state_error(
-                "request_state_reused",
-                "This requestState was already used; retry with the requestState of the latest result",
-            )
-        for key, answer in answers.items():
+        return MISSING if run is None or run.inline else run.principal
+
+    async def _handle_forwarded(self, run_id: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+        run = self.runs.get(run_id)
+        if run is None or run.inline or run.scope.cancel_called or payload.get("op") != "answers":
+            return None
+        for key, (action, content) in payload.get("answers", {}).items():
             question = run.pending.get(key)
-            if question is None or question.route != "mrtr":
-                logger.debug("Ignoring an answer for %r: not an open question of run %s", key, run.id)
-            else:
-                question.resolve(answer)
-        return await self._await_outcome(run, rctx)
-
-    async def _send_result(self, rctx: ServerRequestContext[Any, Any], arguments: Any) -> HandlerResult:
-        """The `sendElicitationResult` system tool: answer an open question by elicitId, then wait like a retry."""
-        tool = self.fallback_tool
-        args = parse_send_args(arguments, tool)
-        if isinstance(args, CallToolResult):
-            return args
-        question = self.by_elicit_id.get(args.elicit_id)
-        run = question.owner if question is not None else None
-        if (
-            question is None
-            or run is None
-            or question.answer is not None
-            or run.scope.cancel_called
-            or question.caller != (_mcp.principal(rctx), _mcp.session_key(rctx))
-        ):
-            return error_result(
-                f"{tool}: no open question has elicitId {args.elicit_id!r}. It may have been answered already, "
-                "have expired, or belong to another user; call the original tool again if needed."
-            )
-        if anyio.current_time() >= question.expires_at:
-            return error_result(f"{tool}: the question {args.elicit_id!r} has expired; call the original tool again.")
-        if args.action == "accept":
-            try:
-                to_data(question.schema, args.content)
-            except InvalidElicitationContent as exc:
-                return error_result(
-                    f"{tool}: {exc} The question is still open: ask the user again and call {tool} "
-                    "with corrected content."
-                )
+            if question is not None:
+                question.resolve(Answer(action, content))
+        run.round = None
         run.resume()
-        question.resolve(Answer(args.action, args.content))
-        return await self._await_outcome(run, rctx)
+        try:
+            return encode_outcome(await self.await_outcome(run, None))
+        except Exception as exc:
+            return encode_outcome(error=exc)
 
-    # -- asking ------------------------------------------------------------------
+    # -- asking and steps ----------------------------------------------------------
 
     async def ask(self, ctx: Context[Any, Any], question: Question, timeout: float) -> Answer:
         return await routes.ask(self, ctx, _current_run.get(), question, timeout)
+
+    async def step(self, name: str, fn: Callable[[], Any]) -> Any:
+        """Run `fn` once per run: a replay returns its journaled result instead of calling it again."""
+        run = _current_run.get()
+        if run is None or not run.hosted:
+            return await _call(fn)
+        seq = run.advance()
+        entry = run.journal.get(seq)
+        if entry is not None and entry.kind == "step" and entry.digest == name:
+            return entry.value
+        value = await _call(fn)
+        try:
+            json.dumps(value)
+        except (TypeError, ValueError):
+            raise TypeError(f"step {name!r} must return JSON-serializable data, got {type(value).__name__}") from None
+        await self.durability.record(run.id, run.principal, seq, Entry("step", name, value=value))
+        return value
 
     def claim_session(self, rctx: ServerRequestContext[Any, Any], question: Question) -> None:
         key = _mcp.session_key(rctx)
@@ -310,25 +312,22 @@ class Engine:
         if question.session is not None and self._session_questions.get(question.session) is question:
             del self._session_questions[question.session]
 
+    async def save_question(self, run: Run, question: Question) -> None:
+        record = QuestionRecord(
+            run_id=run.id,
+            seq=question.seq,
+            digest=question.digest,
+            message=question.message,
+            schema=question.schema.wire,
+            route=question.route,
+            principal=run.principal,
+        )
+        await self.durability.save_question(question.id, record, wall_clock(question.expires_at, anyio.current_time()))
 
-def _ended_error() -> MCPError:
-    return _state_error(
-        "elicitation_ended", "This tool call ended before finishing (expired or cancelled); call the tool again"
-    )
 
-
-def _parse_responses(raw: Any) -> dict[str, Answer]:
-    if raw is None:
-        return {}
-    if not isinstance(raw, Mapping):
-        raise _state_error("invalid_input_responses", "inputResponses must be an object keyed by input request")
-    answers: dict[str, Answer] = {}
-    for key, value in raw.items():
-        try:
-            result = ElicitResult.model_validate(value)
-        except ValidationError:
-            raise _state_error(
-                "invalid_input_responses", f"inputResponses[{key!r}] is not a valid elicitation result"
-            ) from None
-        answers[str(key)] = Answer(result.action, result.content)
-    return answers
+async def _call(fn: Callable[[], Any]) -> Any:
+    result = fn()
+    if inspect.isawaitable(result):
+        awaited: Awaitable[Any] = result
+        return await awaited
+    return result

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,7 @@ from pydantic import ValidationError
 
 from elicitkit import _mcp
 from elicitkit.clients import Mode, modes_for
+from elicitkit.engine.journal import Entry, digest_of
 from elicitkit.engine.run import Answer, Question, Run
 from elicitkit.errors import (
     ElicitationClientError,
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
 __all__ = ["ask", "client_modes", "native_possible"]
 
 KEEPALIVE_MESSAGE = "Waiting for a person to answer"
+logger = logging.getLogger("elicitkit")
 
 
 def client_modes(engine: Engine, rctx: ServerRequestContext[Any, Any]) -> frozenset[Mode]:
@@ -63,6 +66,16 @@ async def ask(engine: Engine, ctx: Context[Any, Any], run: Run | None, question:
     # A hosted run asks through whichever request is waiting for it now (the latest retry).
     rctx = run.rctx if run is not None and not run.inline and run.rctx is not None else own
     question.owner = run
+    if run is not None and run.hosted:
+        question.seq = run.advance()
+        question.digest = digest_of(question.message, question.schema.wire)
+        entry = run.journal.get(question.seq)
+        if entry is not None and entry.kind == "answer" and entry.digest == question.digest:
+            return Answer(entry.action, entry.content)
+        if entry is not None:
+            logger.info(
+                "Run %s asks a different question at step %d than its journal holds; asking again", run.id, question.seq
+            )
     question.caller = (_mcp.principal(rctx), _mcp.session_key(rctx))
     mrtr = _mcp.is_mrtr(rctx.protocol_version)
     if native_possible(engine, rctx):
@@ -82,7 +95,11 @@ async def ask(engine: Engine, ctx: Context[Any, Any], run: Run | None, question:
                 "through the server that Elicitation(server) is attached to, while its lifespan is running"
             )
     else:
-        return await _ask_handler(engine, ctx, question)
+        answer = await _ask_handler(engine, ctx, question)
+        if run is not None and run.hosted:
+            entry = Entry("answer", question.digest, answer.action, answer.content)
+            await engine.durability.record(run.id, run.principal, question.seq, entry)
+        return answer
     if engine.one_pending_per_session:
         engine.claim_session(rctx, question)
     try:
@@ -97,6 +114,7 @@ async def ask(engine: Engine, ctx: Context[Any, Any], run: Run | None, question:
                 assert run is not None
                 if question.route == "llm":
                     engine.by_elicit_id[question.id] = question
+                await engine.save_question(run, question)
                 run.ask(question)
                 await question.wait()
     finally:

@@ -48,6 +48,10 @@ class Question:
     schema: FormSchema
     expires_at: float
     owner: Run | None = None
+    seq: int = 0
+    """Position in the run's journal."""
+    digest: str = ""
+    """Digest of the question asked (message and schema), pinning its journaled answer."""
     route: str = "native"
     """How the question travels: "native" (elicitation/create), "mrtr" (InputRequiredResult) or "llm"."""
     caller: tuple[str | None, object] = (None, None)
@@ -105,7 +109,18 @@ class Run:
     """The request currently waiting for this run's next outcome (its context), if any."""
     picked: anyio.Event = field(default_factory=anyio.Event)
     """Set once a request has taken the final outcome."""
+    arguments: dict[str, Any] = field(default_factory=dict)
+    hosted: bool = False
+    """True when the body runs in its own task and is journaled (so it can be resumed or replayed elsewhere)."""
+    journal: dict[int, Any] = field(default_factory=dict)
+    """Entries recorded before this body started (a replay); consulted by `elicit` and `step`."""
+    next_seq: int = 0
     _changed: anyio.Event = field(default_factory=anyio.Event)
+
+    def advance(self) -> int:
+        """The journal position of the body's next `elicit` or `step`."""
+        self.next_seq += 1
+        return self.next_seq
 
     def ask(self, question: Question) -> None:
         self.pending[question.id] = question

@@ -1,0 +1,167 @@
+"""Nodes that share a store: heartbeats, and answers forwarded to the node that holds the run.
+
+A node that receives an answer for a run another node holds publishes it on
+the owner's channel and waits, on a reply channel of its own, for the run's
+next outcome. The owner resumes the suspended body — nothing runs twice — and
+publishes the outcome back. When nobody listens, or no reply comes in time,
+the receiver takes the run over and replays it from its journal.
+
+Message: a JSON header line (`id`, `run`, `reply`), then the body sealed under
+the run's principal with the message id as associated data. Outcomes travel
+back the same way.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+from mcp.server.context import HandlerResult
+from mcp.shared.exceptions import MCPError
+from mcp_types import INTERNAL_ERROR
+from pydantic import BaseModel
+
+from elicitkit.engine.journal import SealerLike
+from elicitkit.engine.run import new_id
+from elicitkit.errors import TamperedRecord
+from elicitkit.stores.base import Broker, Store
+
+__all__ = ["Cluster", "decode_outcome", "encode_outcome"]
+
+logger = logging.getLogger("elicitkit")
+
+# (run id, payload) -> the run's next outcome as a wire dict, or None when the run is not held here.
+Handler = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any] | None]]
+PrincipalOf = Callable[[str], "str | Missing | None"]
+
+
+class Missing:
+    """The run is not held on this node."""
+
+
+MISSING = Missing()
+
+
+def encode_outcome(result: HandlerResult | None = None, error: BaseException | None = None) -> dict[str, Any]:
+    if error is not None:
+        if isinstance(error, MCPError):
+            return {"error": error.error.model_dump(mode="json", exclude_none=True)}
+        logger.error("A forwarded run failed", exc_info=error)
+        return {"error": {"code": INTERNAL_ERROR, "message": "Internal error"}}
+    if isinstance(result, BaseModel):
+        return {"result": result.model_dump(mode="json", by_alias=True, exclude_none=True)}
+    return {"result": result}
+
+
+def decode_outcome(outcome: dict[str, Any]) -> HandlerResult:
+    """The outcome as the receiving node returns it to its client; an error is raised."""
+    if "error" in outcome:
+        error = outcome["error"]
+        raise MCPError(code=error["code"], message=error["message"], data=error.get("data"))
+    result: HandlerResult = outcome["result"]
+    return result
+
+
+class Cluster:
+    """This node's channel, its heartbeat, and forwarding to other nodes."""
+
+    def __init__(self, store: Store, broker: Broker, sealer: SealerLike, node: str, prefix: str = "elicitkit") -> None:
+        self.store = store
+        self.broker = broker
+        self.sealer = sealer
+        self.node = node
+        self.prefix = prefix
+        self._seen: dict[str, float] = {}
+
+    def channel(self, node: str) -> str:
+        return f"{self.prefix}:node:{node}"
+
+    async def heartbeat(self, lease: float) -> None:
+        """Declare this node alive, renewing at a third of the lease, until cancelled."""
+        while True:
+            await self.store.heartbeat(self.node, time.time() + lease)
+            await anyio.sleep(lease / 3)
+
+    async def serve(
+        self, principal_of: PrincipalOf, handle: Handler, *, task_status: Any = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Answer forwarded messages for runs held here, until cancelled."""
+        async with self.broker.listen(self.channel(self.node)) as messages, anyio.create_task_group() as tg:
+            task_status.started()
+            async for raw in messages:
+                tg.start_soon(self._answer, raw, principal_of, handle)
+
+    async def _answer(self, raw: bytes, principal_of: PrincipalOf, handle: Handler) -> None:
+        header_line, _, body = raw.partition(b"\n")
+        try:
+            header = json.loads(header_line)
+            mid, run_id, reply = str(header["id"]), str(header["run"]), str(header["reply"])
+        except (ValueError, KeyError, TypeError):
+            logger.warning("Dropped a malformed message on %s", self.channel(self.node))
+            return
+        if mid in self._seen:  # one listener per lifespan entry: handle each message once
+            return
+        self._seen[mid] = time.monotonic()
+        self._forget_old()
+        principal = principal_of(run_id)
+        if isinstance(principal, Missing):
+            await self.broker.publish(reply, json.dumps({"id": mid, "gone": True}).encode())
+            return
+        try:
+            payload = json.loads(self.sealer.open(principal, body, aad=mid.encode()))
+        except (TamperedRecord, ValueError):
+            logger.warning("Dropped a message for run %s that failed authentication", run_id)
+            return
+        # Acknowledge at once: the sender's timeout covers "is the owner there", not how long the body works.
+        await self.broker.publish(reply, json.dumps({"id": mid, "ack": True}).encode())
+        outcome = await handle(run_id, payload)
+        if outcome is None:
+            await self.broker.publish(reply, json.dumps({"id": mid, "gone": True}).encode())
+            return
+        sealed = self.sealer.seal(principal, json.dumps(outcome).encode(), aad=f"reply:{mid}".encode())
+        await self.broker.publish(reply, json.dumps({"id": mid}).encode() + b"\n" + sealed)
+
+    def _forget_old(self) -> None:
+        if len(self._seen) > 10_000:
+            cutoff = time.monotonic() - 600
+            self._seen = {k: v for k, v in self._seen.items() if v > cutoff}
+
+    async def forward(
+        self, owner: str, run_id: str, principal: str | None, payload: dict[str, Any], timeout: float, wait: float
+    ) -> dict[str, Any] | None:
+        """Send `payload` to the owner of `run_id` and return the run's next outcome.
+
+        None when nobody listens, the owner does not hold the run, or it does not acknowledge
+        within `timeout` seconds: the caller then takes the run over. After the acknowledgement
+        the outcome is awaited for up to `wait` seconds (the run's own expiry).
+        """
+        mid = new_id()
+        reply = f"{self.prefix}:reply:{mid}"
+        header = json.dumps({"id": mid, "run": run_id, "reply": reply}).encode()
+        body = self.sealer.seal(principal, json.dumps(payload).encode(), aad=mid.encode())
+        async with self.broker.listen(reply) as replies:
+            if await self.broker.publish(self.channel(owner), header + b"\n" + body) == 0:
+                return None
+            with anyio.move_on_after(timeout) as scope:
+                async for raw in replies:
+                    head, _, sealed = raw.partition(b"\n")
+                    meta = json.loads(head)
+                    if meta.get("gone"):
+                        return None
+                    if meta.get("ack"):
+                        scope.deadline = anyio.current_time() + wait
+                        continue
+                    try:
+                        outcome: dict[str, Any] = json.loads(
+                            self.sealer.open(principal, sealed, aad=f"reply:{mid}".encode())
+                        )
+                    except TamperedRecord:
+                        logger.warning("Dropped a reply for run %s that failed authentication", run_id)
+                        continue
+                    return outcome
+        logger.warning("Node %s did not answer for run %s within %gs; taking the run over", owner, run_id, timeout)
+        return None

@@ -1,0 +1,158 @@
+"""What a hosted run leaves in the store: its record, pending questions and journal.
+
+Every value is sealed under the run's principal (`Sealer`, or `PlainSealer`
+without a secret) with the record's id as associated data, so a record cannot
+be opened by another principal or moved to another key. Only ids and
+timestamps reach the store in the clear.
+
+The journal holds, by sequence number, each answer (pinned to a digest of the
+question asked) and each `step` result. Replaying a run re-executes its body;
+every `elicit` or `step` whose journal entry matches returns at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from elicitkit.engine.run import Answer
+from elicitkit.errors import TamperedRecord
+from elicitkit.stores.base import Store
+
+__all__ = ["Durability", "Entry", "QuestionRecord", "RunRecord", "digest_of"]
+
+
+class SealerLike(Protocol):
+    def seal(self, principal: str | None, plaintext: bytes, *, aad: bytes = b"") -> bytes: ...
+
+    def open(self, principal: str | None, sealed: bytes, *, aad: bytes = b"") -> bytes: ...
+
+
+def digest_of(message: str, schema: dict[str, Any]) -> str:
+    """Pins an answer to the exact question: a reworded or reshaped question is asked again."""
+    canonical = json.dumps({"m": message, "s": schema}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:32]
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    tool: str
+    arguments: dict[str, Any]
+    mrtr: bool
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionRecord:
+    run_id: str
+    seq: int
+    digest: str
+    message: str
+    schema: dict[str, Any]
+    route: str
+    principal: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One journal entry: an answer (`kind="answer"`) or a step result (`kind="step"`)."""
+
+    kind: str
+    digest: str
+    action: str = ""
+    content: Any = None
+    value: Any = None
+
+    def answer(self) -> Answer:
+        return Answer(self.action, self.content)
+
+
+class Durability:
+    """Reads and writes the sealed records of hosted runs."""
+
+    def __init__(self, store: Store, sealer: SealerLike, node: str) -> None:
+        self.store = store
+        self.sealer = sealer
+        self.node = node
+
+    def _seal(self, principal: str | None, value: Any, aad: str) -> bytes:
+        return self.sealer.seal(principal, json.dumps(value, separators=(",", ":")).encode(), aad=aad.encode())
+
+    def _open(self, principal: str | None, sealed: bytes, aad: str) -> Any:
+        return json.loads(self.sealer.open(principal, sealed, aad=aad.encode()))
+
+    async def save_run(self, run_id: str, principal: str | None, record: RunRecord, ttl: float) -> None:
+        value = {"tool": record.tool, "arguments": record.arguments, "mrtr": record.mrtr}
+        await self.store.put_run(run_id, self.node, self._seal(principal, value, f"run:{run_id}"), time.time() + ttl)
+
+    async def load_run(self, run_id: str, principal: str | None) -> tuple[str, RunRecord] | None:
+        """(owner, record), or None when unknown, expired, or sealed for another principal."""
+        found = await self.store.get_run(run_id)
+        if found is None:
+            return None
+        owner, sealed = found
+        try:
+            value = self._open(principal, sealed, f"run:{run_id}")
+        except TamperedRecord:
+            return None
+        return owner, RunRecord(tool=value["tool"], arguments=value["arguments"], mrtr=value["mrtr"])
+
+    async def save_question(self, question_id: str, record: QuestionRecord, expires_at: float) -> None:
+        value = {
+            "run": record.run_id,
+            "seq": record.seq,
+            "digest": record.digest,
+            "message": record.message,
+            "schema": record.schema,
+            "route": record.route,
+        }
+        sealed = self._seal(record.principal, value, f"question:{question_id}")
+        await self.store.put_question(question_id, record.run_id, sealed, expires_at)
+
+    def _question(self, question_id: str, principal: str | None, sealed: bytes) -> QuestionRecord | None:
+        try:
+            value = self._open(principal, sealed, f"question:{question_id}")
+        except TamperedRecord:
+            return None
+        return QuestionRecord(
+            run_id=value["run"],
+            seq=value["seq"],
+            digest=value["digest"],
+            message=value["message"],
+            schema=value["schema"],
+            route=value["route"],
+            principal=principal,
+        )
+
+    async def load_question(self, question_id: str, principal: str | None) -> QuestionRecord | None:
+        found = await self.store.get_question(question_id)
+        return None if found is None else self._question(question_id, principal, found[1])
+
+    async def run_questions(self, run_id: str, principal: str | None) -> dict[str, QuestionRecord]:
+        records = {}
+        for question_id, sealed in (await self.store.run_questions(run_id)).items():
+            record = self._question(question_id, principal, sealed)
+            if record is not None:
+                records[question_id] = record
+        return records
+
+    async def record(self, run_id: str, principal: str | None, seq: int, entry: Entry) -> bool:
+        """Journal `entry` at `seq`; False when that sequence number already had one (first writer wins)."""
+        value = {"k": entry.kind, "d": entry.digest, "a": entry.action, "c": entry.content, "v": entry.value}
+        return await self.store.append_journal(run_id, seq, self._seal(principal, value, f"journal:{run_id}:{seq}"))
+
+    async def journal(self, run_id: str, principal: str | None) -> dict[int, Entry]:
+        """The run's journal. A tampered entry fails closed: it raises `TamperedRecord`."""
+        entries = {}
+        for seq, sealed in (await self.store.journal(run_id)).items():
+            value = self._open(principal, sealed, f"journal:{run_id}:{seq}")
+            entries[seq] = Entry(
+                kind=value["k"], digest=value["d"], action=value["a"], content=value["c"], value=value["v"]
+            )
+        return entries
+
+    async def claim_round(self, run_id: str, nonce: str, ttl: float) -> bool:
+        """Use a round's one-time nonce, across every node; False when it was already used."""
+        return await self.store.use_once(f"round:{run_id}:{nonce}", time.time() + ttl)
