@@ -339,3 +339,40 @@ async def test_a_tampered_request_state_is_refused_and_resumes_nothing() -> None
         assert text_of(done) == "3.1 shipped=True note=fine"
         assert counts == {"started": 1, "after_first": 1, "finished": 1}
         assert_idle(hitl)
+
+
+async def test_a_server_mounted_in_another_asgi_app_works_on_both_eras(mode: str) -> None:
+    from collections.abc import AsyncIterator
+    from contextlib import asynccontextmanager
+
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+
+    from elicitkit.testing import call_through_model, serve_app
+
+    server = MCPServer("mounted")
+    hitl = Elicitation(server)
+
+    @server.tool()
+    async def greet(ctx: Context) -> str:
+        name = await hitl.text(ctx, "Your name?")
+        return f"hello {name.data}" if isinstance(name, Accepted) else "hello nobody"
+
+    mcp_app = server.streamable_http_app()
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with server.session_manager.run():
+            yield
+
+    parent = Starlette(routes=[Mount("/api", app=mcp_app)], lifespan=lifespan)
+    async with serve_app(parent) as base:
+        url = f"{base}/api/mcp"
+        human = ScriptedHuman(accept({"value": "Ada"}))
+        async with Client(url, mode=mode, elicitation_callback=human) as with_forms:
+            native = await with_forms.call_tool("greet", {})
+        async with Client(url, mode=mode) as without_forms:
+            relayed = await call_through_model(without_forms, "greet", {}, ScriptedHuman(accept({"value": "Bo"})))
+    assert [c.text for c in native.content if isinstance(c, TextContent)] == ["hello Ada"]
+    assert [c.text for c in relayed.content if isinstance(c, TextContent)] == ["hello Bo"]
+    assert hitl.active_runs == 0

@@ -15,6 +15,8 @@ EXPECTED = [
     "PendingQuestion",
     "Problem",
     "SchemaError",
+    "StoreUnavailable",
+    "TamperedRecord",
     "Titles",
     "supports_elicitation",
 ]

@@ -17,6 +17,8 @@ from elicitkit.errors import (
     InvalidElicitationContent,
     Problem,
     SchemaError,
+    StoreUnavailable,
+    TamperedRecord,
 )
 from elicitkit.fallback import PendingQuestion
 from elicitkit.results import Accepted, Cancelled, Declined, ElicitationResult
@@ -37,6 +39,8 @@ __all__ = [
     "PendingQuestion",
     "Problem",
     "SchemaError",
+    "StoreUnavailable",
+    "TamperedRecord",
     "Titles",
     "supports_elicitation",
 ]

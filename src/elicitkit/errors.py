@@ -36,6 +36,7 @@ __all__ = [
     "InvalidElicitationContent",
     "Problem",
     "SchemaError",
+    "StoreUnavailable",
     "TamperedRecord",
 ]
 
@@ -102,6 +103,10 @@ class SchemaError(ElicitationError, TypeError):
     Raised the first time a tool asks with that schema; the message names the
     field and the reason.
     """
+
+
+class StoreUnavailable(ElicitationError):
+    """The store behind runs and journals could not be reached; what was recorded is kept, retry later."""
 
 
 class TamperedRecord(ElicitationError):

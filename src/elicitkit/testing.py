@@ -23,7 +23,16 @@ from mcp.client.session import ClientRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, ElicitRequestFormParams, ElicitRequestParams, ElicitResult, ErrorData
 
-__all__ = ["Exchange", "ScriptedHuman", "accept", "call_through_model", "cancel", "decline", "serve_http"]
+__all__ = [
+    "Exchange",
+    "ScriptedHuman",
+    "accept",
+    "call_through_model",
+    "cancel",
+    "decline",
+    "serve_app",
+    "serve_http",
+]
 
 Reply = ElicitResult | ErrorData
 Script = Reply | Callable[[ElicitRequestParams], Reply]
@@ -91,16 +100,22 @@ async def serve_http(server: MCPServer[Any], **app_options: Any) -> AsyncIterato
     `app_options` go to `server.streamable_http_app(...)`. Needs uvicorn
     (`pip install 'elicitkit[dev]'`).
     """
+    async with serve_app(server.streamable_http_app(**app_options)) as base:
+        yield f"{base}{app_options.get('streamable_http_path', '/mcp')}"
+
+
+@asynccontextmanager
+async def serve_app(app: Any) -> AsyncIterator[str]:
+    """Serve any ASGI app (with its lifespan) on 127.0.0.1 at a free port; yield its base URL."""
     try:
         import uvicorn
     except ImportError:  # pragma: no cover - depends on the environment
-        raise ImportError("serve_http needs uvicorn: pip install 'elicitkit[dev]'") from None
+        raise ImportError("serve_app needs uvicorn: pip install 'elicitkit[dev]'") from None
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(server.streamable_http_app(**app_options), log_level="warning", lifespan="on")
-    http = uvicorn.Server(config)
+    http = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     started = anyio.Event()
 
     async def serve() -> None:
@@ -118,7 +133,7 @@ async def serve_http(server: MCPServer[Any], **app_options: Any) -> AsyncIterato
         with anyio.fail_after(10):
             await started.wait()
         try:
-            yield f"http://127.0.0.1:{port}/mcp"
+            yield f"http://127.0.0.1:{port}"
         finally:
             http.should_exit = True
     sock.close()

@@ -125,6 +125,19 @@ class Cluster:
         sealed = self.sealer.seal(principal, json.dumps(outcome).encode(), aad=f"reply:{mid}".encode())
         await self.broker.publish(reply, json.dumps({"id": mid}).encode() + b"\n" + sealed)
 
+    async def _publish_to(self, owner: str, message: bytes, timeout: float) -> bool:
+        """Publish to a live owner; a moment with no listener (its broker reconnecting) is retried until `timeout`."""
+        delay = 0.01
+        with anyio.move_on_after(timeout):
+            while True:
+                if await self.broker.publish(self.channel(owner), message) > 0:
+                    return True
+                if not await self.store.is_alive(owner):
+                    return False
+                await anyio.sleep(delay)
+                delay = min(delay * 2, 0.2)
+        return False
+
     def _forget_old(self) -> None:
         if len(self._seen) > 10_000:
             cutoff = time.monotonic() - 600
@@ -144,7 +157,7 @@ class Cluster:
         header = json.dumps({"id": mid, "run": run_id, "reply": reply}).encode()
         body = self.sealer.seal(principal, json.dumps(payload).encode(), aad=mid.encode())
         async with self.broker.listen(reply) as replies:
-            if await self.broker.publish(self.channel(owner), header + b"\n" + body) == 0:
+            if not await self._publish_to(owner, header + b"\n" + body, timeout):
                 return None
             with anyio.move_on_after(timeout) as scope:
                 async for raw in replies:

@@ -27,7 +27,8 @@ import anyio
 import anyio.abc
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context
-from mcp_types import ElicitRequest, ElicitRequestFormParams, InputRequiredResult, ListToolsResult
+from mcp.shared.exceptions import MCPError
+from mcp_types import INTERNAL_ERROR, ElicitRequest, ElicitRequestFormParams, InputRequiredResult, ListToolsResult
 
 from elicitkit import _mcp
 from elicitkit.clients import ClientOverride
@@ -35,8 +36,10 @@ from elicitkit.engine import delivery, routes
 from elicitkit.engine.cluster import MISSING, Cluster, Missing, encode_outcome
 from elicitkit.engine.journal import Durability, Entry, QuestionRecord, RunRecord, SealerLike
 from elicitkit.engine.run import Answer, Final, Question, Run, new_id
+from elicitkit.errors import StoreUnavailable, TamperedRecord
 from elicitkit.fallback import FallbackHandler, render_pending, wall_clock, widen_output_schema
 from elicitkit.stores.base import Broker, Store
+from elicitkit.stores.guarded import guarded
 
 __all__ = ["Engine", "Fallback"]
 
@@ -73,13 +76,13 @@ class Engine:
         self.fallback_tool = fallback_tool
         self.client_overrides = client_overrides
         self.keepalive = keepalive
-        self.store = store
+        self.store = guarded(store)
         self.node = node
         self.shared = shared
         self.forward_timeout = forward_timeout
         self.lease = lease
-        self.durability = Durability(store, sealer, node)
-        self.cluster = Cluster(store, broker, sealer, node)
+        self.durability = Durability(self.store, sealer, node)
+        self.cluster = Cluster(self.store, broker, sealer, node)
         self.runs: dict[str, Run] = {}
         self.by_elicit_id: dict[str, Question] = {}
         self._session_questions: dict[object, Question] = {}
@@ -144,11 +147,25 @@ class Engine:
         if ctx.method != "tools/call" or ctx.request_id is None:
             return await call_next(ctx)
         params = ctx.params or {}
-        if self.fallback == "llm" and params.get("name") == self.fallback_tool:
-            return await delivery.send_result(self, ctx, params.get("arguments"), call_next)
-        state = params.get("requestState")
-        if isinstance(state, str) and state.startswith(delivery.STATE_PREFIX):
-            return await delivery.resume(self, ctx, params, state, call_next)
+        try:
+            if self.fallback == "llm" and params.get("name") == self.fallback_tool:
+                return await delivery.send_result(self, ctx, params.get("arguments"), call_next)
+            state = params.get("requestState")
+            if isinstance(state, str) and state.startswith(delivery.STATE_PREFIX):
+                return await delivery.resume(self, ctx, params, state, call_next)
+            return await self._start(ctx, params, call_next)
+        except StoreUnavailable as exc:
+            logger.warning("tools/call %r refused: %s", params.get("name"), exc)
+            raise MCPError(code=INTERNAL_ERROR, message=str(exc), data={"reason": "store_unavailable"}) from exc
+        except TamperedRecord as exc:
+            logger.error("tools/call %r refused: a stored record failed authentication", params.get("name"))
+            raise MCPError(
+                code=INTERNAL_ERROR,
+                message="The stored state of this elicitation failed authentication; call the tool again",
+                data={"reason": "tampered_state"},
+            ) from exc
+
+    async def _start(self, ctx: ServerRequestContext[Any, Any], params: Any, call_next: CallNext) -> HandlerResult:
         run = Run(id=new_id(), tool=str(params.get("name", "")), principal=_mcp.principal(ctx), mrtr=False)
         run.mrtr = _mcp.is_mrtr(ctx.protocol_version)
         host = self.host_for(ctx) if self._needs_host(ctx) else None
@@ -217,7 +234,10 @@ class Engine:
             if finished:
                 # Shutdown is the other way out: then the records stay, and a restart replays the run.
                 with anyio.CancelScope(shield=True):
-                    await self.store.delete_run(run.id)
+                    try:
+                        await self.store.delete_run(run.id)
+                    except StoreUnavailable:
+                        logger.warning("Could not delete finished run %s; it expires on its own", run.id)
 
     async def await_outcome(self, run: Run, rctx: ServerRequestContext[Any, Any] | None) -> HandlerResult:
         """Wait for the run's next outcome on behalf of a request (None: a request forwarded from another node)."""

@@ -1,0 +1,121 @@
+"""A server node for bench/cross_node.py: streamable HTTP on 127.0.0.1, a free port.
+
+    python bench/_node.py --store redis://127.0.0.1:PORT/0 --node NAME --secret S
+
+Prints `READY <port>` once it accepts connections. Modelled on tests/node_app.py.
+
+Tools:
+
+- `ask(tag)` asks one question with `hitl.text` and returns `"<tag>=<answer>@<node>"`,
+  so the caller can check that every run got its own answer and which node finished it;
+- `bench_stats(reset)` returns this node's server-side timings (ms) and clears them.
+
+Server-side timings, taken without touching elicitkit's source: the node wraps
+two of elicitkit's functions from the outside, in this process only.
+
+- `retry`: `elicitkit.engine.delivery.resume` (a retry carrying a requestState,
+  from the moment elicitkit's middleware sees it until the outcome is ready to
+  return), split by whether the run was held here (`retry_local`) or elsewhere
+  (`retry_remote`, i.e. load + claim + journal in Redis, then forwarding);
+- `forward`: `Cluster.forward` on this node (publish to the owner, wait for its
+  acknowledgement and the run's next outcome on a reply channel).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import socket
+import sys
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import uvicorn
+from mcp.server.mcpserver import Context, MCPServer
+
+import elicitkit.engine.delivery as delivery
+from elicitkit import Accepted, Elicitation
+
+TIMINGS: dict[str, list[float]] = {"retry_local": [], "retry_remote": [], "forward": []}
+
+
+def build(store: str, node: str, secret: str) -> MCPServer:
+    server = MCPServer("cross-node-bench")
+    hitl = Elicitation(server, store=store, node_id=node, secret=secret)
+    engine = hitl._engine  # bench-only: read which runs are held here, wrap the forwarder
+
+    original_resume = delivery.resume
+
+    async def timed_resume(eng: Any, rctx: Any, params: Mapping[str, Any], state: str, call_next: Any) -> Any:
+        run_id = state.removeprefix(delivery.STATE_PREFIX).partition(".")[0]
+        kind = "retry_local" if run_id in engine.runs else "retry_remote"
+        start = time.perf_counter()
+        try:
+            return await original_resume(eng, rctx, params, state, call_next)
+        finally:
+            TIMINGS[kind].append((time.perf_counter() - start) * 1000)
+
+    delivery.resume = timed_resume  # type: ignore[assignment]  # the engine looks it up on the module per call
+
+    cluster = engine.cluster
+    original_forward = cluster.forward
+
+    async def timed_forward(*args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return await original_forward(*args, **kwargs)
+        finally:
+            TIMINGS["forward"].append((time.perf_counter() - start) * 1000)
+
+    cluster.forward = timed_forward  # type: ignore[method-assign]
+
+    @server.tool()
+    async def ask(tag: str, ctx: Context) -> str:
+        """One question; the answer comes back with the node that finished the run."""
+        answer = await hitl.text(ctx, f"Code word for {tag}?")
+        if not isinstance(answer, Accepted):
+            return f"{tag}: not answered"
+        return f"{tag}={answer.data}@{node}"
+
+    @server.tool()
+    async def bench_stats(reset: bool = True) -> dict[str, list[float]]:
+        """This node's server-side timings in ms (see the module docstring)."""
+        snapshot = {k: list(v) for k, v in TIMINGS.items()}
+        if reset:
+            for samples in TIMINGS.values():
+                samples.clear()
+        return snapshot
+
+    return server
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--store", required=True)
+    parser.add_argument("--node", required=True)
+    parser.add_argument("--secret", required=True)
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    logging.getLogger("mcp").setLevel(logging.WARNING)
+    server = build(args.store, args.node, args.secret)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(
+        server.streamable_http_app(), log_level="warning", access_log=False, lifespan="on", backlog=4096
+    )
+    http = uvicorn.Server(config)
+    original = http.startup
+
+    async def startup(sockets: list[socket.socket] | None = None) -> None:
+        await original(sockets=sockets)
+        print(f"READY {port}", flush=True)
+
+    http.startup = startup  # type: ignore[method-assign]
+    await http.serve(sockets=[sock])
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,172 @@
+"""Durable state in one process: replay from the journal, tampering, outages, secrets and steps."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.shared.exceptions import MCPError
+from mcp_types import CallToolResult, InputRequiredResult, TextContent
+
+from elicitkit import Accepted, Elicitation
+from elicitkit.stores.memory import MemoryStore
+from elicitkit.testing import ScriptedHuman, accept
+
+pytestmark = pytest.mark.anyio
+
+SECRET = "durable-test-secret-0123456789abcdef01234567"
+
+
+def text(result: CallToolResult) -> str:
+    return " ".join(c.text for c in result.content if isinstance(c, TextContent))
+
+
+def node(store: Any, effects: list[str], **options: Any) -> tuple[MCPServer, Elicitation]:
+    """One "node": a server named like every other, so requestState opens on each of them."""
+    server = MCPServer("durable")
+    hitl = Elicitation(server, store=store, **options)
+
+    @server.tool()
+    async def order(item: str, ctx: Context) -> str:
+        first = await hitl.text(ctx, f"Quantity of {item}?")
+        assert isinstance(first, Accepted)
+        receipt = await hitl.step(ctx, "charge", lambda: effects.append(f"charged {item}") or f"r-{item}")
+        second = await hitl.confirm(ctx, f"Ship {first.data} {item}?")
+        return f"{receipt}: {first.data} {item}, shipped={second.action == 'accept' and second.data}"
+
+    return server, hitl
+
+
+def connect(server: MCPServer) -> Client:
+    return Client(server, mode="auto", elicitation_callback=ScriptedHuman())
+
+
+async def round_trip(client: Client, previous: InputRequiredResult, value: Any) -> CallToolResult | InputRequiredResult:
+    answers = {key: accept({"value": value}) for key in previous.input_requests or {}}
+    return await client.session.call_tool(
+        "order",
+        {"item": "tea"},
+        input_responses=answers,
+        request_state=previous.request_state,
+        allow_input_required=True,
+    )
+
+
+async def test_another_node_on_the_same_sqlite_file_replays_the_run_and_the_step_runs_once(tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path / 'state.db'}"
+    effects: list[str] = []
+    first_server, _ = node(store, effects, secret=SECRET)
+    second_server, second = node(store, effects, secret=SECRET)
+    async with connect(first_server) as one, connect(second_server) as two:
+        asked = await one.session.call_tool("order", {"item": "tea"}, allow_input_required=True)
+        assert isinstance(asked, InputRequiredResult)
+        then = await round_trip(one, asked, "3")
+        assert isinstance(then, InputRequiredResult)
+        final = await round_trip(two, then, True)  # the second node does not hold the run: it replays it
+    assert isinstance(final, CallToolResult)
+    assert text(final) == "r-tea: 3 tea, shipped=True"
+    assert effects == ["charged tea"]
+    assert second.active_runs == 0
+
+
+async def test_a_tampered_journal_fails_closed_with_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    effects: list[str] = []
+    first_server, _ = node(f"sqlite:///{path}", effects, secret=SECRET)
+    second_server, _ = node(f"sqlite:///{path}", effects, secret=SECRET)
+    async with connect(first_server) as one, connect(second_server) as two:
+        asked = await one.session.call_tool("order", {"item": "tea"}, allow_input_required=True)
+        assert isinstance(asked, InputRequiredResult)
+        then = await round_trip(one, asked, "3")
+        assert isinstance(then, InputRequiredResult)
+        db = sqlite3.connect(path)
+        try:
+            (entry,) = db.execute("SELECT entry FROM journal LIMIT 1").fetchone()
+            flipped = bytes([entry[0]]) + bytes([entry[1] ^ 1]) + entry[2:]
+            db.execute("UPDATE journal SET entry = ? WHERE entry = ?", (flipped, entry))
+            db.commit()
+        finally:
+            db.close()
+        with pytest.raises(MCPError, match="failed authentication") as info:
+            await round_trip(two, then, True)
+    assert info.value.error.data == {"reason": "tampered_state"}
+
+
+class FlakyStore(MemoryStore):
+    """A memory store whose backend can be switched off."""
+
+    down = False
+
+    async def put_run(self, *args: Any, **kwargs: Any) -> None:
+        if self.down:
+            raise ConnectionError("backend unreachable")
+        await super().put_run(*args, **kwargs)
+
+
+async def test_an_unreachable_store_gets_a_clear_retryable_error() -> None:
+    store = FlakyStore()
+    server, hitl = node(store, [])
+    store.down = True
+    async with connect(server) as client:
+        with pytest.raises(MCPError, match="store is unavailable") as info:
+            await client.session.call_tool("order", {"item": "tea"}, allow_input_required=True)
+        assert info.value.error.data == {"reason": "store_unavailable"}
+        store.down = False
+        asked = await client.session.call_tool("order", {"item": "tea"}, allow_input_required=True)
+    assert isinstance(asked, InputRequiredResult)
+    assert hitl.active_runs == 1
+
+
+async def test_a_shared_store_without_a_secret_warns_loudly(
+    redis_server: Any, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ELICITKIT_SECRET", raising=False)
+    monkeypatch.delenv("MCP_ELICITATION_SECRET", raising=False)
+    with caplog.at_level(logging.WARNING, logger="elicitkit"):
+        Elicitation(MCPServer("a"), store=redis_server.url)
+    assert "WITHOUT a secret" in caplog.text
+    caplog.clear()
+    monkeypatch.setenv("MCP_ELICITATION_SECRET", SECRET)
+    with caplog.at_level(logging.WARNING, logger="elicitkit"):
+        Elicitation(MCPServer("b"), store=redis_server.url)
+    assert "WITHOUT a secret" not in caplog.text
+
+
+def step_server() -> MCPServer:
+    server = MCPServer("t")
+    hitl = Elicitation(server)
+
+    async def fetch() -> dict[str, int]:
+        await anyio.lowlevel.checkpoint()
+        return {"id": 7}
+
+    @server.tool()
+    async def work(ctx: Context) -> str:
+        value = await hitl.step(ctx, "fetch", fetch)
+        try:
+            await hitl.step(ctx, "bad", lambda: object())
+        except TypeError as exc:
+            return f"{value['id']} / {exc}"
+        return f"{value['id']} / not journaled"
+
+    return server
+
+
+async def test_a_journaled_step_returns_its_value_and_refuses_what_cannot_be_journaled(mode: str) -> None:
+    # Without forms the run is hosted on both eras (it may need the fallback route), so it is journaled.
+    async with Client(step_server(), mode=mode) as client:
+        result = await client.call_tool("work", {})
+    assert text(result) == "7 / step 'bad' must return JSON-serializable data, got object"
+
+
+async def test_a_step_in_a_run_that_cannot_be_replayed_just_runs() -> None:
+    # A 2025-11-25 client that shows forms: the body runs inside its request and nothing is journaled.
+    async with Client(step_server(), mode="legacy", elicitation_callback=ScriptedHuman()) as client:
+        result = await client.call_tool("work", {})
+    assert text(result) == "7 / not journaled"
