@@ -62,9 +62,11 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import os
 import platform
 import secrets
+import shutil
 import signal
 import statistics
 import subprocess
@@ -95,6 +97,7 @@ from elicitkit.testing import accept  # noqa: E402
 NODE_APP = Path(__file__).with_name("_node.py")
 SECRET = "cross-node-bench-secret-0123456789abcdef0123"
 TARGET_MS = 5.0
+LIGHT_CONCURRENCY = 10
 
 
 # -- processes -----------------------------------------------------------------
@@ -188,45 +191,73 @@ async def retry(client: Client, tag: str, previous: InputRequiredResult, word: s
 @dataclass
 class Phase:
     name: str
-    runs: int
+    pairs: int
     concurrency: int
     owner: list[float] = field(default_factory=list)
-    """ms, retry on A (the owner)."""
+    """ms, retries on the run's owner, in pair order."""
     forwarded: list[float] = field(default_factory=list)
-    """ms, retry on B (forwarded to A), same iteration order as `owner`."""
+    """ms, retries on the other node (forwarded to the owner), in pair order."""
+    start_seconds: float = 0.0
     seconds: float = 0.0
-    server: dict[str, dict[str, list[float]]] = field(default_factory=dict)
+    """Wall time of the answering half (the retries)."""
+    server: dict[str, list[float]] = field(default_factory=dict)
+    """Server-side timings of both nodes, merged by kind."""
 
     @property
     def paired(self) -> list[float]:
         return [b - a for a, b in zip(self.owner, self.forwarded, strict=True)]
 
 
-async def iteration(on_a: Client, on_b: Client, i: int, limiter: anyio.CapacityLimiter, into: Phase | None) -> None:
+@dataclass(frozen=True)
+class Pair:
+    """Two runs started on the same node: `x` is answered there, `y` on the other node."""
+
+    index: int
+    owner: tuple[Client, str]
+    other: tuple[Client, str]
+    x: InputRequiredResult
+    y: InputRequiredResult
+
+
+async def start_pair(
+    nodes: list[tuple[Client, str]], i: int, limiter: anyio.CapacityLimiter, into: dict[int, Pair]
+) -> None:
+    owner, other = nodes[i % 2], nodes[(i + 1) % 2]  # ownership alternates: both nodes carry the same load
     async with limiter:
-        x_tag, y_tag = f"x{i}", f"y{i}"
-        x_word, y_word = f"w-{secrets.token_hex(6)}", f"w-{secrets.token_hex(6)}"
-        x = await start_run(on_a, x_tag)
-        y = await start_run(on_a, y_tag)
-        if i % 2 == 0:
-            owner = await retry(on_a, x_tag, x, x_word, "node-a")
-            forwarded = await retry(on_b, y_tag, y, y_word, "node-a")
+        x = await start_run(owner[0], f"x{i}")
+        y = await start_run(owner[0], f"y{i}")
+    into[i] = Pair(i, owner, other, x, y)
+
+
+async def answer_pair(pair: Pair, limiter: anyio.CapacityLimiter, owner_ms: list[float], other_ms: list[float]) -> None:
+    i, (on_owner, owner), (on_other, _) = pair.index, pair.owner, pair.other
+    x_word, y_word = f"w-{secrets.token_hex(6)}", f"w-{secrets.token_hex(6)}"
+    async with limiter:
+        if (i // 2) % 2 == 0:  # alternate which of the two goes first
+            owner_ms[i] = await retry(on_owner, f"x{i}", pair.x, x_word, owner)
+            other_ms[i] = await retry(on_other, f"y{i}", pair.y, y_word, owner)
         else:
-            forwarded = await retry(on_b, y_tag, y, y_word, "node-a")
-            owner = await retry(on_a, x_tag, x, x_word, "node-a")
-    if into is not None:
-        into.owner.append(owner)
-        into.forwarded.append(forwarded)
+            other_ms[i] = await retry(on_other, f"y{i}", pair.y, y_word, owner)
+            owner_ms[i] = await retry(on_owner, f"x{i}", pair.x, x_word, owner)
 
 
-async def run_phase(on_a: Client, on_b: Client, phase: Phase | None, runs: int, concurrency: int, base: int) -> None:
-    limiter = anyio.CapacityLimiter(concurrency)
+async def run_phase(nodes: list[tuple[Client, str]], phase: Phase, base: int) -> None:
+    """Start every run of the phase (all suspended at once), then answer them all."""
+    limiter = anyio.CapacityLimiter(phase.concurrency)
+    pairs: dict[int, Pair] = {}
     start = time.perf_counter()
     async with anyio.create_task_group() as tg:
-        for i in range(runs):
-            tg.start_soon(iteration, on_a, on_b, base + i, limiter, phase)
-    if phase is not None:
-        phase.seconds = time.perf_counter() - start
+        for i in range(base, base + phase.pairs):
+            tg.start_soon(start_pair, nodes, i, limiter, pairs)
+    phase.start_seconds = time.perf_counter() - start
+    owner_ms = [math.nan] * (base + phase.pairs)
+    other_ms = [math.nan] * (base + phase.pairs)
+    start = time.perf_counter()
+    async with anyio.create_task_group() as tg:
+        for i in range(base, base + phase.pairs):
+            tg.start_soon(answer_pair, pairs[i], limiter, owner_ms, other_ms)
+    phase.seconds = time.perf_counter() - start
+    phase.owner, phase.forwarded = owner_ms[base:], other_ms[base:]
 
 
 async def server_stats(client: Client) -> dict[str, list[float]]:
@@ -236,7 +267,7 @@ async def server_stats(client: Client) -> dict[str, list[float]]:
     return stats
 
 
-async def bench(runs: int, concurrency: int, warmup: int, serial: int) -> list[Phase]:
+async def bench(runs: int, concurrency: int, warmup: int, light: int, serial: int) -> list[Phase]:
     phases: list[Phase] = []
     nodes: list[Node] = []
     with tempfile.TemporaryDirectory(prefix="elicitkit-bench-") as tmp:
@@ -251,17 +282,23 @@ async def bench(runs: int, concurrency: int, warmup: int, serial: int) -> list[P
             async with AsyncExitStack() as stack:
                 on_a = await stack.enter_async_context(connect(a, concurrency))
                 on_b = await stack.enter_async_context(connect(b, concurrency))
-                await run_phase(on_a, on_b, None, warmup, concurrency, base=0)
-                plan = [Phase("loaded", runs, concurrency)]
+                endpoints = [(on_a, a.name), (on_b, b.name)]
+                plan = [Phase("warm-up", warmup, concurrency), Phase("loaded", runs, concurrency)]
+                if light and concurrency > LIGHT_CONCURRENCY:
+                    plan.append(Phase("light", light, LIGHT_CONCURRENCY))
                 if serial:
                     plan.append(Phase("unloaded", serial, 1))
-                base = warmup
+                base = 0
                 for phase in plan:
-                    await server_stats(on_a), await server_stats(on_b)  # drop what came before
-                    await run_phase(on_a, on_b, phase, phase.runs, phase.concurrency, base)
-                    phase.server = {"node-a": await server_stats(on_a), "node-b": await server_stats(on_b)}
-                    base += phase.runs
-                    phases.append(phase)
+                    if not phase.pairs:
+                        continue
+                    await run_phase(endpoints, phase, base)
+                    for client, _ in endpoints:
+                        for kind, samples in (await server_stats(client)).items():
+                            phase.server.setdefault(kind, []).extend(samples)
+                    base += phase.pairs
+                    if phase.name != "warm-up":
+                        phases.append(phase)
         finally:
             with anyio.CancelScope(shield=True):
                 for node in nodes:
@@ -284,82 +321,97 @@ def percentile(samples: Sequence[float], p: float) -> float:
 
 def row(label: str, samples: Sequence[float]) -> str:
     if not samples:
-        return f"  {label:<52} {'-':>6}"
+        return f"  {label:<50} {0:>6}"
     p50, p99 = percentile(samples, 50), percentile(samples, 99)
-    return f"  {label:<52} {len(samples):>6} {p50:>9.2f} {p99:>9.2f} {statistics.fmean(samples):>9.2f} {max(samples):>9.2f}"
+    mean, top = statistics.fmean(samples), max(samples)
+    return f"  {label:<50} {len(samples):>6} {p50:>9.2f} {p99:>9.2f} {mean:>9.2f} {top:>9.2f}"
+
+
+def redis_version() -> str:
+    found = shutil.which("redis-server")
+    if found is None:
+        return "?"
+    out = subprocess.run([found, "--version"], capture_output=True, text=True, check=False).stdout
+    return next((w[2:] for w in out.split() if w.startswith("v=")), "?")
+
+
+def verdict(ms: float) -> str:
+    return "met" if ms < TARGET_MS else "MISSED"
 
 
 def report(phases: list[Phase], warmup: int, seconds: float) -> float:
     loaded = phases[0]
     print(
-        f"elicitkit cross-node benchmark: 2 nodes over streamable HTTP + redis-server on loopback; "
-        f"{loaded.runs} runs answered on the non-owner (+{loaded.runs} on the owner), "
-        f"{loaded.concurrency} iterations in flight, {warmup} warm-up; "
+        f"elicitkit cross-node benchmark: 2 nodes (uvicorn, streamable HTTP) + redis-server {redis_version()} "
+        f"on loopback, secret set, run ownership alternating between the nodes; {warmup} warm-up pairs; "
         f"python {platform.python_version()}, mcp {version('mcp')}, redis-py {version('redis')}, "
         f"elicitkit {version('elicitkit')}, {os.cpu_count()} CPUs"
     )
-    head = f"  {'':<52} {'n':>6} {'p50 ms':>9} {'p99 ms':>9} {'mean ms':>9} {'max ms':>9}"
+    head = f"  {'':<50} {'n':>6} {'p50 ms':>9} {'p99 ms':>9} {'mean ms':>9} {'max ms':>9}"
     for phase in phases:
-        retries = 2 * phase.runs
+        answers = 2 * phase.pairs
+        queueing = phase.concurrency * phase.seconds / answers * 1000
         print()
         print(
-            f"{phase.name}: {phase.runs} iterations, {phase.concurrency} in flight, {phase.seconds:.1f} s "
-            f"({4 * phase.runs / phase.seconds:.0f} tool calls/s, {retries / phase.seconds:.0f} answers/s)"
+            f"{phase.name}: {answers} runs suspended at once ({phase.pairs} answered on the non-owner, "
+            f"{phase.pairs} on the owner; started in {phase.start_seconds:.1f} s), answered with "
+            f"{phase.concurrency} pair(s) in flight: {answers / phase.seconds:.0f} answers/s; "
+            f"queueing alone (in flight / throughput) predicts ~{queueing:.1f} ms per retry"
         )
         print(head)
-        print("end to end (client -> HTTP -> node -> result back to client):")
-        print(row("retry on owner A (baseline, no forwarding)", phase.owner))
-        print(row("retry on non-owner B (forwarded over Redis to A)", phase.forwarded))
+        print("end to end, answer sent -> result back (client -> HTTP -> node [-> Redis -> owner] -> client):")
+        print(row("retry on the owner (baseline, no forwarding)", phase.owner))
+        print(row("retry on the non-owner (forwarded to the owner)", phase.forwarded))
         d50 = percentile(phase.forwarded, 50) - percentile(phase.owner, 50)
         d99 = percentile(phase.forwarded, 99) - percentile(phase.owner, 99)
-        print(f"  {'forwarding cost, p(B) - p(A)':<52} {'':>6} {d50:>9.2f} {d99:>9.2f}")
-        print(row("forwarding cost, paired B - A per iteration", phase.paired))
-        a, b = phase.server.get("node-a", {}), phase.server.get("node-b", {})
-        print("server side, inside elicitkit (no HTTP, no client):")
-        print(row("A: retry on the owner (local resume)", a.get("retry_local", [])))
-        print(row("B: retry on the non-owner (Redis + forward)", b.get("retry_remote", [])))
-        print(row("B: Cluster.forward (publish -> outcome back)", b.get("forward", [])))
-        stray = len(a.get("retry_remote", [])) + len(b.get("retry_local", [])) + len(a.get("forward", []))
-        if stray:
-            print(f"  note: {stray} retries took an unexpected path (takeover or forward from A)")
+        print(f"  {'forwarding cost, p(non-owner) - p(owner)':<50} {'':>6} {d50:>9.2f} {d99:>9.2f}")
+        print(row("forwarding cost, paired non-owner - owner", phase.paired))
+        print("server side, inside elicitkit (no HTTP, no client; both nodes):")
+        print(row("owner: retry resumed locally", phase.server.get("retry_local", [])))
+        print(row("non-owner: retry = Redis reads/writes + forward", phase.server.get("retry_remote", [])))
+        print(row("non-owner: Cluster.forward (publish -> outcome)", phase.server.get("forward", [])))
+        took = (len(phase.server.get("retry_local", [])), len(phase.server.get("retry_remote", [])))
+        if took != (phase.pairs, phase.pairs):
+            print(f"  note: expected {phase.pairs} local and {phase.pairs} forwarded retries, saw {took[0]}/{took[1]}")
     p99 = percentile(loaded.forwarded, 99)
-    server_p99 = percentile(loaded.server.get("node-b", {}).get("retry_remote", [0.0]), 99)
-    unloaded = phases[1] if len(phases) > 1 else None
     print()
     print(
-        f"target (DESIGN.md): answer on another node reaches its run in < {TARGET_MS:g} ms p99 on loopback; "
-        f"end to end under load: p99 {p99:.2f} ms -> {'met' if p99 < TARGET_MS else 'MISSED'}"
+        f"target (DESIGN.md): an answer landing on another node reaches its run in < {TARGET_MS:g} ms p99 on loopback"
     )
-    print(
-        f"  server side on B under load: p99 {server_p99:.2f} ms -> {'met' if server_p99 < TARGET_MS else 'MISSED'}; "
-        f"paired B - A under load: p99 {percentile(loaded.paired, 99):.2f} ms"
-        + (
-            f"; unloaded end to end on B: p99 {percentile(unloaded.forwarded, 99):.2f} ms "
-            f"({'met' if percentile(unloaded.forwarded, 99) < TARGET_MS else 'MISSED'})"
-            if unloaded
-            else ""
+    for phase in phases:
+        e2e = percentile(phase.forwarded, 99)
+        server = percentile(phase.server.get("retry_remote") or [math.nan], 99)
+        paired = percentile(phase.paired, 99)
+        print(
+            f"  {phase.name + ' (' + str(phase.concurrency) + ' in flight)':<20} non-owner p99: "
+            f"end to end {e2e:8.2f} ms ({verdict(e2e)}), server side {server:7.2f} ms ({verdict(server)}); "
+            f"paired forwarding cost p99 {paired:7.2f} ms ({verdict(paired)})"
         )
+    print(
+        f"all {sum(2 * p.pairs for p in phases)} measured answers returned their own run's result; total {seconds:.1f} s"
     )
-    print(f"total {seconds:.1f} s")
     return p99
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--runs", type=int, default=1000, help="iterations measured under load (default 1000)")
-    parser.add_argument("--concurrency", type=int, default=100, help="iterations in flight (default 100)")
-    parser.add_argument("--warmup", type=int, default=100, help="warm-up iterations, not measured (default 100)")
-    parser.add_argument("--serial", type=int, default=100, help="unloaded iterations, one at a time (default 100; 0 skips)")
+    parser.add_argument("--runs", type=int, default=1000, help="answers on the non-owner under load (default 1000)")
+    parser.add_argument("--concurrency", type=int, default=100, help="pairs in flight under load (default 100)")
+    parser.add_argument("--warmup", type=int, default=100, help="warm-up pairs, not measured (default 100)")
+    parser.add_argument(
+        "--light", type=int, default=200, help=f"pairs at {LIGHT_CONCURRENCY} in flight (default 200; 0 skips)"
+    )
+    parser.add_argument("--serial", type=int, default=100, help="pairs one at a time (default 100; 0 skips)")
     args = parser.parse_args(argv)
-    if args.runs < 1 or args.concurrency < 1 or args.warmup < 0 or args.serial < 0:
-        parser.error("--runs and --concurrency must be at least 1, --warmup and --serial at least 0")
+    if args.runs < 1 or args.concurrency < 1 or min(args.warmup, args.light, args.serial) < 0:
+        parser.error("--runs and --concurrency must be at least 1; --warmup, --light and --serial at least 0")
     logging.getLogger("mcp").setLevel(logging.WARNING)
     logging.getLogger("httpx2").setLevel(logging.WARNING)
     # A SIGTERM unwinds like Ctrl-C, so the finally blocks stop redis-server and the nodes.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
 
     start = time.perf_counter()
-    phases = anyio.run(bench, args.runs, args.concurrency, args.warmup, args.serial)
+    phases = anyio.run(bench, args.runs, args.concurrency, args.warmup, args.light, args.serial)
     p99 = report(phases, args.warmup, time.perf_counter() - start)
     print(f"p99_ms={p99:.2f}")
 

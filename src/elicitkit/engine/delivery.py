@@ -96,6 +96,9 @@ async def resume(
             if question is None or question.route != "mrtr":
                 logger.debug("Ignoring an answer for %r: not an open question of run %s", key, run.id)
                 continue
+            if question.observable and answer.action == "accept":
+                question.acknowledged = True  # the person is on our page; the page completes the question
+                continue
             await engine.durability.record(
                 run_id, principal, question.seq, Entry("answer", question.digest, answer.action, answer.content)
             )
@@ -111,9 +114,9 @@ async def resume(
     for key, answer in answers.items():
         record = questions.get(key)
         if record is not None and record.route == "mrtr":
-            await engine.durability.record(
-                run_id, principal, record.seq, Entry("answer", record.digest, answer.action, answer.content)
-            )
+            if not (record.mode == "url" and answer.action == "accept"):
+                entry = Entry("answer", record.digest, answer.action, answer.content)
+                await engine.durability.record(run_id, principal, record.seq, entry)
             delivered[key] = [answer.action, answer.content]
     return await _elsewhere(engine, rctx, call_next, run_id, principal, found, {"op": "answers", "answers": delivered})
 
@@ -137,6 +140,11 @@ async def send_result(
         run = question.owner
         if run is None or question.answer is not None or run.scope.cancel_called or question.caller != caller:
             return not_open
+        if question.observable and args.action == "accept":
+            # The model says the person went to the link: wait (bounded) for our page to complete it.
+            question.acknowledged = True
+            run.resume()
+            return await engine.await_outcome(run, rctx)
         if args.action == "accept":
             try:
                 to_data(question.schema, args.content)

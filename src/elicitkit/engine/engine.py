@@ -18,6 +18,7 @@ from __future__ import annotations
 import inspect
 import json
 import logging
+import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
 from contextvars import ContextVar
@@ -28,7 +29,14 @@ import anyio.abc
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context
 from mcp.shared.exceptions import MCPError
-from mcp_types import INTERNAL_ERROR, ElicitRequest, ElicitRequestFormParams, InputRequiredResult, ListToolsResult
+from mcp_types import (
+    INTERNAL_ERROR,
+    ElicitRequest,
+    ElicitRequestFormParams,
+    ElicitRequestURLParams,
+    InputRequiredResult,
+    ListToolsResult,
+)
 
 from elicitkit import _mcp
 from elicitkit.clients import ClientOverride
@@ -69,6 +77,7 @@ class Engine:
         shared: bool,
         forward_timeout: float,
         lease: float,
+        url_wait: float = 10.0,
     ) -> None:
         self.run_expiry = run_expiry
         self.one_pending_per_session = one_pending_per_session
@@ -81,6 +90,9 @@ class Engine:
         self.shared = shared
         self.forward_timeout = forward_timeout
         self.lease = lease
+        self.url_wait = url_wait
+        self.url_questions: dict[str, Question] = {}
+        """Open URL questions that elicitkit's pages or callbacks complete, by question id."""
         self.durability = Durability(self.store, sealer, node)
         self.cluster = Cluster(self.store, broker, sealer, node)
         self.runs: dict[str, Run] = {}
@@ -242,14 +254,19 @@ class Engine:
     async def await_outcome(self, run: Run, rctx: ServerRequestContext[Any, Any] | None) -> HandlerResult:
         """Wait for the run's next outcome on behalf of a request (None: a request forwarded from another node)."""
         run.rctx = rctx
+        outcome: Final | list[Question] | None = None
         try:
-            outcome = await run.next_outcome()
+            # While the person is on one of our pages, a request waits a bounded time, then comes back later.
+            with anyio.move_on_after(self.url_wait if run.awaiting_pages else math.inf):
+                outcome = await run.next_outcome()
         except anyio.get_cancelled_exc_class():
             # The caller went away (cancelled or disconnected): so does the run.
             run.scope.cancel()
             raise
         finally:
             run.rctx = None
+        if outcome is None:
+            return self._still_waiting(run)
         if isinstance(outcome, Final):
             run.picked.set()
             if outcome.error is not None:
@@ -259,18 +276,57 @@ class Engine:
         by_model = [q for q in outcome if q.route == "llm"]
         if by_model:
             # A model handles one question at a time; the others follow in later results.
-            question = by_model[0]
-            run.suspend(self.run_expiry)
-            expires = wall_clock(question.expires_at, anyio.current_time())
-            return render_pending(question.id, question.message, question.schema.wire, expires, self.fallback_tool)
+            return self._pending_for_model(run, by_model[0])
         nonce = run.expect_retry(self.run_expiry)
         return InputRequiredResult(
-            input_requests={
-                q.id: ElicitRequest(params=ElicitRequestFormParams(message=q.message, requested_schema=q.schema.wire))
-                for q in outcome
-            },
+            input_requests={q.id: ElicitRequest(params=_wire_params(q)) for q in outcome},
             request_state=f"{delivery.STATE_PREFIX}{run.id}.{nonce}",
         )
+
+    def _pending_for_model(self, run: Run, question: Question, note: str = "") -> HandlerResult:
+        run.suspend(self.run_expiry)
+        expires = wall_clock(question.expires_at, anyio.current_time())
+        message = question.message
+        if question.mode == "url":
+            message = f"{message}\n\nThe user must open this link themselves: {question.url}{note}"
+        schema = question.schema.wire if question.mode == "form" else {"type": "object", "properties": {}}
+        return render_pending(question.id, message, schema, expires, self.fallback_tool)
+
+    def _still_waiting(self, run: Run) -> HandlerResult:
+        """The person has not finished the page yet: come back later."""
+        by_model = [q for q in run.pending.values() if q.route == "llm" and q.acknowledged]
+        if by_model:
+            note = " (They have not finished yet: ask them to, then call the tool again with action accept.)"
+            return self._pending_for_model(run, by_model[0], note)
+        nonce = run.expect_retry(self.run_expiry)
+        return InputRequiredResult(request_state=f"{delivery.STATE_PREFIX}{run.id}.{nonce}")
+
+    async def complete(self, question_id: str, principal: str | None, answer: Answer) -> bool:
+        """An answer from one of our pages or callbacks; False when no open question matches."""
+        question = self.url_questions.get(question_id)
+        if question is not None:
+            run = question.owner
+            if question.answer is not None or question.caller[0] != principal:
+                return False
+            if run is not None and run.hosted:
+                entry = Entry("answer", question.digest, answer.action, answer.content)
+                if not question.secret_fields or not self.durability.plain:
+                    await self.durability.record(run.id, run.principal, question.seq, entry)
+            question.resolve(answer)
+            return True
+        record = await self.durability.load_question(question_id, principal)
+        if record is None or record.mode != "url":
+            return False
+        if not await self.durability.claim_round(record.run_id, f"page:{question_id}", self.run_expiry):
+            return False
+        entry = Entry("answer", record.digest, answer.action, answer.content)
+        if not record.secret or not self.durability.plain:
+            await self.durability.record(record.run_id, principal, record.seq, entry)
+        found = await self.durability.load_run(record.run_id, principal)
+        if found is not None and found[0] != self.node and await self.store.is_alive(found[0]):
+            payload = {"op": "complete", "question": question_id, "answer": [answer.action, answer.content]}
+            await self.cluster.forward(found[0], record.run_id, principal, payload, self.forward_timeout, 5.0)
+        return True
 
     # -- forwarded from other nodes ----------------------------------------------
 
@@ -280,11 +336,21 @@ class Engine:
 
     async def _handle_forwarded(self, run_id: str, payload: dict[str, Any]) -> dict[str, Any] | None:
         run = self.runs.get(run_id)
-        if run is None or run.inline or run.scope.cancel_called or payload.get("op") != "answers":
+        if run is None or run.inline or run.scope.cancel_called or payload.get("op") not in ("answers", "complete"):
             return None
+        if payload["op"] == "complete":
+            question = run.pending.get(str(payload.get("question")))
+            if question is not None:
+                action, content = payload["answer"]
+                question.resolve(Answer(action, content))
+            return encode_outcome(None)
         for key, (action, content) in payload.get("answers", {}).items():
             question = run.pending.get(key)
-            if question is not None:
+            if question is None:
+                continue
+            if question.observable and action == "accept":
+                question.acknowledged = True  # the page, not the client, completes it
+            else:
                 question.resolve(Answer(action, content))
         run.round = None
         run.resume()
@@ -329,6 +395,7 @@ class Engine:
         if question.owner is not None:
             question.owner.pending.pop(question.id, None)
         self.by_elicit_id.pop(question.id, None)
+        self.url_questions.pop(question.id, None)
         if question.session is not None and self._session_questions.get(question.session) is question:
             del self._session_questions[question.session]
 
@@ -341,8 +408,17 @@ class Engine:
             schema=question.schema.wire,
             route=question.route,
             principal=run.principal,
+            mode=question.mode,
+            secret=question.secret_fields,
         )
         await self.durability.save_question(question.id, record, wall_clock(question.expires_at, anyio.current_time()))
+
+
+def _wire_params(question: Question) -> ElicitRequestFormParams | ElicitRequestURLParams:
+    if question.mode == "url":
+        assert question.url is not None
+        return ElicitRequestURLParams(mode="url", message=question.message, url=question.url)
+    return ElicitRequestFormParams(message=question.message, requested_schema=question.schema.wire)
 
 
 async def _call(fn: Callable[[], Any]) -> Any:

@@ -53,6 +53,8 @@ class QuestionRecord:
     schema: dict[str, Any]
     route: str
     principal: str | None
+    mode: str = "form"
+    secret: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +78,8 @@ class Durability:
         self.store = store
         self.sealer = sealer
         self.node = node
+        # Without a secret records are stored as they are, so answers with secret fields are not journaled.
+        self.plain = type(sealer).__name__ == "PlainSealer"
 
     def _seal(self, principal: str | None, value: Any, aad: str) -> bytes:
         return self.sealer.seal(principal, json.dumps(value, separators=(",", ":")).encode(), aad=aad.encode())
@@ -107,6 +111,8 @@ class Durability:
             "message": record.message,
             "schema": record.schema,
             "route": record.route,
+            "mode": record.mode,
+            "secret": list(record.secret),
         }
         sealed = self._seal(record.principal, value, f"question:{question_id}")
         await self.store.put_question(question_id, record.run_id, sealed, expires_at)
@@ -124,6 +130,8 @@ class Durability:
             schema=value["schema"],
             route=value["route"],
             principal=principal,
+            mode=value.get("mode", "form"),
+            secret=tuple(value.get("secret", ())),
         )
 
     async def load_question(self, question_id: str, principal: str | None) -> QuestionRecord | None:

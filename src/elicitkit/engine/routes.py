@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
+from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -78,20 +79,23 @@ async def ask(engine: Engine, ctx: Context[Any, Any], run: Run | None, question:
             )
     question.caller = (_mcp.principal(rctx), _mcp.session_key(rctx))
     mrtr = _mcp.is_mrtr(rctx.protocol_version)
-    if native_possible(engine, rctx):
+    what = "links (URL mode)" if question.mode == "url" else "elicitation forms"
+    if native_possible(engine, rctx, "url" if question.mode == "url" else "form"):
         question.route = "mrtr" if mrtr else "native"
         if mrtr and (run is None or run.inline):
             raise ElicitationNotSupported(
                 "On MCP 2026-07-28 a question can only be asked from a tool called through the server "
                 "that Elicitation(server) is attached to, while the server's lifespan is running"
             )
-    elif engine.fallback == "error":
-        raise ElicitationNotSupported("The client did not declare that it can show elicitation forms")
+    elif engine.fallback == "error" or (
+        question.mode == "url" and not question.observable and engine.fallback == "llm"
+    ):
+        raise ElicitationNotSupported(f"The client did not declare that it can show {what}")
     elif engine.fallback == "llm":
         question.route = "llm"
         if run is None or run.inline:
             raise ElicitationNotSupported(
-                "The client cannot show elicitation forms, and the fallback route needs the tool to run "
+                f"The client cannot show {what}, and the fallback route needs the tool to run "
                 "through the server that Elicitation(server) is attached to, while its lifespan is running"
             )
     else:
@@ -102,6 +106,8 @@ async def ask(engine: Engine, ctx: Context[Any, Any], run: Run | None, question:
         return answer
     if engine.one_pending_per_session:
         engine.claim_session(rctx, question)
+    if question.observable:
+        engine.url_questions[question.id] = question
     try:
         # One scope per question: its deadline is the timeout, and cancelling it withdraws the question.
         with anyio.CancelScope(deadline=question.expires_at) as scope:
@@ -122,6 +128,10 @@ async def ask(engine: Engine, ctx: Context[Any, Any], run: Run | None, question:
         engine.forget(question)
     if question.answer is None:
         raise ElicitationTimeout(timeout)
+    if question.route == "native" and question.observable:
+        # 2025-11-25: tell the client the out-of-band flow it opened has finished.
+        with anyio.CancelScope(shield=True), suppress(Exception):
+            await rctx.session.send_elicit_complete(question.id, related_request_id=rctx.request_id)
     return question.answer
 
 
@@ -136,7 +146,11 @@ async def _ask_handler(engine: Engine, ctx: Context[Any, Any], question: Questio
 
 
 async def _ask_native(rctx: ServerRequestContext[Any, Any], question: Question, keepalive: float | None) -> None:
-    send = rctx.session.elicit_form(question.message, question.schema.wire, related_request_id=rctx.request_id)
+    if question.mode == "url":
+        assert question.url is not None
+        send = rctx.session.elicit_url(question.message, question.url, question.id, related_request_id=rctx.request_id)
+    else:
+        send = rctx.session.elicit_form(question.message, question.schema.wire, related_request_id=rctx.request_id)
     try:
         if keepalive is None or not _wants_progress(rctx):
             result = await send
@@ -151,6 +165,11 @@ async def _ask_native(rctx: ServerRequestContext[Any, Any], question: Question, 
         raise ElicitationClientError(exc.error.code, exc.error.message) from None
     except ValidationError:
         raise InvalidElicitationContent([Problem("", "the client's reply is not a valid elicitation result")]) from None
+    if question.observable and result.action == "accept":
+        # The person agreed to open our page; the answer comes when they submit it there.
+        question.acknowledged = True
+        await question.wait()
+        return
     question.scope = None
     question.resolve(Answer(result.action, result.content))
 

@@ -52,6 +52,14 @@ class Question:
     """Position in the run's journal."""
     digest: str = ""
     """Digest of the question asked (message and schema), pinning its journaled answer."""
+    mode: str = "form"
+    """"form", or "url" for a link the person opens."""
+    url: str | None = None
+    observable: bool = False
+    """A URL question elicitkit's own page or callback completes (the client's accept only acknowledges it)."""
+    acknowledged: bool = False
+    """The client accepted a URL question; its answer comes when the page completes."""
+    secret_fields: tuple[str, ...] = ()
     route: str = "native"
     """How the question travels: "native" (elicitation/create), "mrtr" (InputRequiredResult) or "llm"."""
     caller: tuple[str | None, object] = (None, None)
@@ -138,7 +146,7 @@ class Run:
         while True:
             if self.final is not None:
                 return self.final
-            if self.pending:
+            if self._askable():
                 seen, turns = len(self.pending), 0
                 while self.final is None and turns < _BATCH_TURNS_MAX:
                     await anyio.lowlevel.checkpoint()
@@ -148,10 +156,19 @@ class Run:
                     seen = len(self.pending)
                 if self.final is not None:
                     return self.final
-                if self.pending:
-                    return list(self.pending.values())
+                askable = self._askable()
+                if askable:
+                    return askable
             self._changed = anyio.Event()
             await self._changed.wait()
+
+    def _askable(self) -> list[Question]:
+        return [q for q in self.pending.values() if not q.acknowledged]
+
+    @property
+    def awaiting_pages(self) -> bool:
+        """Questions whose person is on elicitkit's page right now (the client already acknowledged them)."""
+        return any(q.acknowledged for q in self.pending.values())
 
     def suspend(self, expiry: float) -> None:
         """No request is attached any more: start the clock for the next one to come."""

@@ -1,0 +1,1 @@
+"""elicitkit's own pages: URL-mode forms, third-party callbacks."""

@@ -1,0 +1,71 @@
+"""Opaque, sealed, expiring links for elicitkit's pages.
+
+A link token seals (AES-256-GCM) the question id, the principal the question
+belongs to, its purpose (`form` or `callback`) and an expiry. Anyone can hold
+it; nobody can read, forge or alter it. It is usable once: the store records
+its use. Without a configured secret, tokens are sealed under a key made when
+the process starts, so they work for that process only.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import time
+from dataclasses import dataclass
+from typing import Literal
+
+from elicitkit.crypto import Sealer
+from elicitkit.errors import TamperedRecord
+
+__all__ = ["InvalidLink", "Link", "LinkTokens"]
+
+Purpose = Literal["form", "callback"]
+_AAD = b"elicitkit/v1/link"
+
+
+class InvalidLink(Exception):
+    """A link that cannot be honoured; `reason` is safe to show the person."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    question_id: str
+    principal: str | None
+    purpose: Purpose
+    expires_at: float
+
+
+class LinkTokens:
+    """Mints and reads link tokens."""
+
+    def __init__(self, secrets: list[str] | None) -> None:
+        self._sealer = Sealer(secrets) if secrets else Sealer([os.urandom(32).hex()])
+
+    def mint(self, link: Link) -> str:
+        payload = {"q": link.question_id, "p": link.principal, "u": link.purpose, "e": link.expires_at}
+        sealed = self._sealer.seal(None, json.dumps(payload, separators=(",", ":")).encode(), aad=_AAD)
+        return base64.urlsafe_b64encode(sealed).decode().rstrip("=")
+
+    def read(self, token: str, purpose: Purpose) -> Link:
+        """The link a token stands for.
+
+        Raises:
+            InvalidLink: the token is malformed, forged, altered, for another page, or expired.
+        """
+        try:
+            raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+            payload = json.loads(self._sealer.open(None, raw, aad=_AAD))
+            link = Link(str(payload["q"]), payload["p"], payload["u"], float(payload["e"]))
+        except (ValueError, KeyError, TypeError, TamperedRecord):
+            raise InvalidLink("This link is not valid. Ask the assistant for a new one.") from None
+        if link.purpose != purpose:
+            raise InvalidLink("This link is not valid. Ask the assistant for a new one.")
+        if time.time() >= link.expires_at:
+            raise InvalidLink("This link has expired. Ask the assistant for a new one.")
+        return link
