@@ -3,59 +3,68 @@
 What it measures
 ----------------
 Real processes on loopback: one `redis-server` (no persistence) on a free port,
-two elicitkit nodes (`bench/_node.py`: `MCPServer` + `Elicitation(store=redis://...,
-secret=...)` served over streamable HTTP by uvicorn), and this driver, which
-talks to both nodes with `mcp.Client` over HTTP. The nodes' tool `ask` asks one
-question with `hitl.text` and returns the answer and the node that finished it.
+two elicitkit nodes (`bench/_node.py`: `MCPServer` + `Elicitation(store="redis://...",
+secret=...)`, served over streamable HTTP by uvicorn), and this driver, which
+talks to both nodes with `mcp.Client` over HTTP (2026-07-28). The nodes' tool
+`ask` asks one question with `hitl.text` and returns the answer and the name of
+the node that finished the run.
 
-One *iteration* starts two runs on node A (`call_tool(..., allow_input_required=True)`
-returns an `InputRequiredResult`; A owns both runs and their bodies stay suspended
-there) and then retries each with its answer, one after the other (alternating
-which goes first):
+Runs come in *pairs* started on the same node, their *owner* (ownership
+alternates between the two nodes from pair to pair, so both carry the same
+load): `call_tool(..., allow_input_required=True)` returns an
+`InputRequiredResult` and the body stays suspended on the owner. A phase first
+starts all its pairs, so that all its runs are suspended at once, then answers
+them, one pair after the other within a pair (alternating which goes first):
 
-- run X is retried on A, its owner: the baseline, no forwarding;
-- run Y is retried on B, which does not hold it: B opens the requestState (the
-  shared secret), loads the run from Redis, claims the round, journals the
-  answer, sees that A is alive and forwards the answer over Redis pub/sub; A
-  resumes the body and publishes the outcome back; B returns it to the client.
+- run x is retried on its owner: the baseline, nothing forwarded;
+- run y is retried on the other node, which does not hold it: that node opens
+  the requestState (the shared secret), loads the run from Redis, claims the
+  round, journals the answer, checks that the owner is alive and forwards the
+  answer over Redis pub/sub; the owner resumes the suspended body and publishes
+  the outcome back; the receiving node returns it to the client.
 
-Latency = wall time of that one retry `call_tool` in the client, i.e. from the
-answer landing until its result is back. Every result is checked: it carries
-this run's own answer, and was finished on A (so B really forwarded, rather than
-taking the run over and replaying it).
+Latency = wall time of one retry `call_tool` in the client: from the answer
+landing until its result is back. Every result is checked: it carries its own
+run's answer, and was finished by the owner (so the answer really was
+forwarded, not taken over and replayed).
 
-`--runs` iterations (default 1,000, so 1,000 answers land on the non-owner and
-1,000 on the owner) run concurrently, at most `--concurrency` (default 100) in
-flight, behind a warm-up of `--warmup` iterations. Then `--serial` iterations
-(default 100) run one at a time, to show the unloaded latency.
+Phases: a warm-up (`--warmup` pairs), then `loaded` (`--runs` pairs, so 1,000
+answers land on the non-owner and 1,000 on the owner by default, with 2,000 runs
+suspended at once, answered `--concurrency` pairs in flight, default 100), then
+`light` (`--light` pairs, 10 in flight) and `unloaded` (`--serial` pairs, one at a
+time).
 
 Each node also times, from the outside (it wraps two elicitkit functions in its
-own process; nothing under src/ is changed), how long elicitkit itself spends on
-a retry: `delivery.resume` from the middleware seeing the retry to the outcome
-being ready (the owner's local resume on A; Redis lookups + forwarding on B), and
-`Cluster.forward` on B (publish -> the owner's outcome is back). These figures
-exclude HTTP, the client and the SDK's request handling.
+own process; nothing under src/ changes), what elicitkit itself spends on a
+retry: `delivery.resume`, from elicitkit's middleware seeing the retry until the
+outcome is ready (a local resume on the owner; Redis reads and writes plus the
+forward on the other node), and `Cluster.forward` (publish to the owner -> its
+outcome is back). Those rows exclude HTTP, the client and the SDK.
 
 How to run
 ----------
 From the repository root (needs `redis-server` on PATH, as the tests do)::
 
-    .venv/bin/python bench/cross_node.py                   # 1000 runs, 100 in flight
+    .venv/bin/python bench/cross_node.py                      # about 30 s
     .venv/bin/python bench/cross_node.py --runs 200 --concurrency 20
 
 How to read it
 --------------
-Percentiles are over all runs of a phase (linear interpolation). "Forwarding
-cost" is given two ways: the difference of the percentiles (p50(B) - p50(A),
-p99(B) - p99(A)), and the percentiles of the paired per-iteration difference
-(retry on B minus retry on A of the same iteration, measured back to back under
-the same load). The target (DESIGN.md) is that an answer landing on another
-node reaches its run in < 5 ms p99 on loopback. Under load on a small machine
-the end-to-end figures are dominated by queueing in HTTP and the client (four
-busy processes share the CPUs); the server-side rows and the unloaded phase show
-what the forwarding hop itself costs. The last line is always ``p99_ms=<x>``:
-the end-to-end p99 of the retry on the non-owner in the loaded phase. A missed
-target is reported, never a failing exit code.
+Percentiles are over all retries of a phase (linear interpolation). The
+forwarding cost is given two ways: the difference of the percentiles
+(p50(non-owner) - p50(owner), p99(non-owner) - p99(owner)), and the percentiles
+of the paired difference (each pair's non-owner retry minus its owner retry,
+measured back to back under the same load). Each phase also prints what
+queueing alone predicts (pairs in flight / answers per second, Little's law):
+when the measured latencies sit near it, the machine is saturated and the
+figures measure throughput, not the forwarding hop.
+
+The target (DESIGN.md) is that an answer landing on another node reaches its
+run in < 5 ms p99 on loopback. The summary gives, per phase, the non-owner's
+p99 end to end, server side, and as paired forwarding cost, each against 5 ms.
+The last line is always ``p99_ms=<x>``: the end-to-end p99 of the retries that
+landed on the non-owner in the `loaded` phase. A missed target is reported,
+never a failing exit code.
 """
 
 from __future__ import annotations
@@ -90,9 +99,8 @@ from mcp_types import CallToolResult, InputRequiredResult, TextContent
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # for tests.redis_server
 
-from tests.redis_server import RedisServer  # noqa: E402
-
 from elicitkit.testing import accept  # noqa: E402
+from tests.redis_server import RedisServer  # noqa: E402
 
 NODE_APP = Path(__file__).with_name("_node.py")
 SECRET = "cross-node-bench-secret-0123456789abcdef0123"
@@ -387,8 +395,9 @@ def report(phases: list[Phase], warmup: int, seconds: float) -> float:
             f"end to end {e2e:8.2f} ms ({verdict(e2e)}), server side {server:7.2f} ms ({verdict(server)}); "
             f"paired forwarding cost p99 {paired:7.2f} ms ({verdict(paired)})"
         )
+    checked = sum(2 * p.pairs for p in phases)
     print(
-        f"all {sum(2 * p.pairs for p in phases)} measured answers returned their own run's result; total {seconds:.1f} s"
+        f"all {checked} measured answers returned their own run's result, finished by the owner; total {seconds:.1f} s"
     )
     return p99
 

@@ -9,6 +9,7 @@ from typing import Any, Literal, TypeVar, overload
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
+from starlette.applications import Starlette
 
 from elicitkit import _mcp
 from elicitkit.clients import ClientOverride, Mode
@@ -17,21 +18,15 @@ from elicitkit.engine.engine import Engine, Fallback
 from elicitkit.engine.routes import native_possible
 from elicitkit.engine.run import Question, new_id
 from elicitkit.fallback import DEFAULT_TOOL, tool_description
-from elicitkit.helpers import (
-    FIELD,
-    TextFormat,
-    choice_schema,
-    choices_schema,
-    confirm_schema,
-    options_of,
-    text_schema,
-)
+from elicitkit.helpers import FIELD, AskHelpers
 from elicitkit.results import Accepted, Cancelled, Declined, ElicitationResult
 from elicitkit.schema import FormSchema, compile_schema
 from elicitkit.stores import open_store
 from elicitkit.stores.base import Broker, Store
 from elicitkit.stores.memory import MemoryBroker
+from elicitkit.urlmode import UrlMode
 from elicitkit.validation import to_data
+from elicitkit.web.tokens import LinkTokens
 
 __all__ = ["Elicitation"]
 
@@ -43,7 +38,7 @@ DEFAULT_TIMEOUT = 300.0
 _ATTACHED = "_elicitkit_attached"
 
 
-class Elicitation:
+class Elicitation(AskHelpers, UrlMode):
     """Human-in-the-loop elicitation for an `MCPServer`, on every protocol era.
 
     ```python
@@ -90,6 +85,9 @@ class Elicitation:
         forward_timeout: seconds to wait for the owner of a run to acknowledge
             a forwarded answer before taking the run over.
         lease: seconds a node's heartbeat keeps it counted alive.
+        public_url: where elicitkit's pages (secure forms, third-party
+            callbacks) are reachable from the person's browser; https, or http
+            on loopback. Can also be set later: `hitl.public_url = ...`.
     """
 
     def __init__(
@@ -109,6 +107,7 @@ class Elicitation:
         node_id: str | None = None,
         forward_timeout: float = 2.0,
         lease: float = 15.0,
+        public_url: str | None = None,
     ) -> None:
         _check_timeout(timeout)
         _check_timeout(run_expiry)
@@ -158,9 +157,17 @@ class Elicitation:
             forward_timeout=forward_timeout,
             lease=lease,
         )
+        self._tokens = LinkTokens(secrets or None)
+        self._public_url = None
+        self.public_url = public_url
         setattr(server, _ATTACHED, self)
         server.middleware.append(self._engine.middleware)
         _mcp.wrap_lifespan(server, self._engine.host)
+        # Registered on the server itself, so server.run("streamable-http") and streamable_http_app() serve the pages.
+        for route in self.routes():
+            server.custom_route(route.path, methods=sorted(route.methods or ()), include_in_schema=False)(
+                route.endpoint
+            )
         if fallback == "llm":
             server.add_tool(
                 _send_elicitation_result,
@@ -168,6 +175,15 @@ class Elicitation:
                 description=tool_description(fallback_tool),
                 structured_output=False,
             )
+
+    def http_app(self, **options: Any) -> Starlette:
+        """One ASGI app: the MCP streamable-HTTP endpoint at `/mcp` and elicitkit's pages under `/elicit/`.
+
+        `options` go to `server.streamable_http_app(...)`. To serve inside an
+        existing Starlette/FastAPI app instead, mount `server.streamable_http_app()`
+        and add `hitl.routes()` (and run `server.session_manager.run()` in its lifespan).
+        """
+        return self.server.streamable_http_app(**options)
 
     async def step(self, ctx: Context[Any, Any], name: str, fn: Callable[[], T | Awaitable[T]]) -> T:
         """Run a side effect once per tool run, however often the run is replayed.
@@ -231,133 +247,6 @@ class Elicitation:
             ElicitationClientError: the client failed the request.
         """
         return await self._ask(ctx, message, compile_schema(schema), timeout, unwrap=False)
-
-    async def confirm(
-        self,
-        ctx: Context[Any, Any],
-        message: str,
-        *,
-        title: str | None = None,
-        description: str | None = None,
-        default: bool = False,
-        timeout: float | None = None,
-    ) -> ElicitationResult[bool]:
-        """Ask a yes/no question; `Accepted.data` is the checkbox's value."""
-        result: ElicitationResult[bool] = await self._ask(
-            ctx, message, confirm_schema(title, description, default), timeout, unwrap=True
-        )
-        return result
-
-    async def text(
-        self,
-        ctx: Context[Any, Any],
-        message: str,
-        *,
-        title: str | None = None,
-        description: str | None = None,
-        min_length: int | None = None,
-        max_length: int | None = None,
-        format: TextFormat | None = None,
-        default: str | None = None,
-        timeout: float | None = None,
-    ) -> ElicitationResult[str]:
-        """Ask for a line of text (optionally an email, URI, date or date-time)."""
-        schema = text_schema(title, description, min_length, max_length, format, default)
-        result: ElicitationResult[str] = await self._ask(ctx, message, schema, timeout, unwrap=True)
-        return result
-
-    async def choice(
-        self,
-        ctx: Context[Any, Any],
-        message: str,
-        options: Sequence[str],
-        *,
-        title: str | None = None,
-        description: str | None = None,
-        default: str | None = None,
-        timeout: float | None = None,
-    ) -> ElicitationResult[str]:
-        """Ask for one of `options`; `Accepted.data` is the chosen value."""
-        return await self._choice(ctx, message, options, title, description, default, timeout)
-
-    async def titled_choice(
-        self,
-        ctx: Context[Any, Any],
-        message: str,
-        options: Mapping[str, str],
-        *,
-        title: str | None = None,
-        description: str | None = None,
-        default: str | None = None,
-        timeout: float | None = None,
-    ) -> ElicitationResult[str]:
-        """Ask for one of `options` (value -> display title); `Accepted.data` is the value."""
-        return await self._choice(ctx, message, options, title, description, default, timeout)
-
-    async def choices(
-        self,
-        ctx: Context[Any, Any],
-        message: str,
-        options: Sequence[str],
-        *,
-        title: str | None = None,
-        description: str | None = None,
-        min_items: int | None = None,
-        max_items: int | None = None,
-        default: Sequence[str] | None = None,
-        timeout: float | None = None,
-    ) -> ElicitationResult[list[str]]:
-        """Ask for several of `options` (multi-select); `Accepted.data` is the chosen values."""
-        return await self._choices(ctx, message, options, title, description, min_items, max_items, default, timeout)
-
-    async def titled_choices(
-        self,
-        ctx: Context[Any, Any],
-        message: str,
-        options: Mapping[str, str],
-        *,
-        title: str | None = None,
-        description: str | None = None,
-        min_items: int | None = None,
-        max_items: int | None = None,
-        default: Sequence[str] | None = None,
-        timeout: float | None = None,
-    ) -> ElicitationResult[list[str]]:
-        """Multi-select with display titles (value -> title); `Accepted.data` is the chosen values."""
-        return await self._choices(ctx, message, options, title, description, min_items, max_items, default, timeout)
-
-    async def _choice(
-        self,
-        ctx: Context[Any, Any],
-        message: str,
-        options: Sequence[str] | Mapping[str, str],
-        title: str | None,
-        description: str | None,
-        default: str | None,
-        timeout: float | None,
-    ) -> ElicitationResult[str]:
-        values, titles = options_of(options)
-        schema = choice_schema(values, titles, title, description, default)
-        result: ElicitationResult[str] = await self._ask(ctx, message, schema, timeout, unwrap=True)
-        return result
-
-    async def _choices(
-        self,
-        ctx: Context[Any, Any],
-        message: str,
-        options: Sequence[str] | Mapping[str, str],
-        title: str | None,
-        description: str | None,
-        min_items: int | None,
-        max_items: int | None,
-        default: Sequence[str] | None,
-        timeout: float | None,
-    ) -> ElicitationResult[list[str]]:
-        values, titles = options_of(options)
-        chosen = None if default is None else tuple(default)
-        schema = choices_schema(values, titles, title, description, min_items, max_items, chosen)
-        result: ElicitationResult[list[str]] = await self._ask(ctx, message, schema, timeout, unwrap=True)
-        return result
 
     async def _ask(
         self, ctx: Context[Any, Any], message: str, schema: FormSchema, timeout: float | None, *, unwrap: bool

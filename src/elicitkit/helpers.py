@@ -10,10 +10,21 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any, Literal
 
+from mcp.server.mcpserver import Context
+
 from elicitkit.rawschema import check_raw_schema
+from elicitkit.results import ElicitationResult
 from elicitkit.schema import FormSchema
 
-__all__ = ["FIELD", "choice_schema", "choices_schema", "confirm_schema", "options_of", "text_schema"]
+__all__ = [
+    "FIELD",
+    "AskHelpers",
+    "choice_schema",
+    "choices_schema",
+    "confirm_schema",
+    "options_of",
+    "text_schema",
+]
 
 FIELD = "value"
 
@@ -115,3 +126,139 @@ def _check_default(values: tuple[str, ...], defaults: Sequence[str]) -> None:
     unknown = [d for d in defaults if d not in values]
     if unknown:
         raise ValueError(f"default {unknown!r} is not among the options {list(values)!r}")
+
+
+class AskHelpers:
+    """The one-field questions, on `Elicitation`; each returns the bare value in `Accepted.data`."""
+
+    async def _ask(
+        self, ctx: Context[Any, Any], message: str, schema: FormSchema, timeout: float | None, *, unwrap: bool
+    ) -> ElicitationResult[Any]:
+        raise NotImplementedError
+
+    async def confirm(
+        self,
+        ctx: Context[Any, Any],
+        message: str,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        default: bool = False,
+        timeout: float | None = None,
+    ) -> ElicitationResult[bool]:
+        """Ask a yes/no question; `Accepted.data` is the checkbox's value."""
+        result: ElicitationResult[bool] = await self._ask(
+            ctx, message, confirm_schema(title, description, default), timeout, unwrap=True
+        )
+        return result
+
+    async def text(
+        self,
+        ctx: Context[Any, Any],
+        message: str,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        min_length: int | None = None,
+        max_length: int | None = None,
+        format: TextFormat | None = None,
+        default: str | None = None,
+        timeout: float | None = None,
+    ) -> ElicitationResult[str]:
+        """Ask for a line of text (optionally an email, URI, date or date-time)."""
+        schema = text_schema(title, description, min_length, max_length, format, default)
+        result: ElicitationResult[str] = await self._ask(ctx, message, schema, timeout, unwrap=True)
+        return result
+
+    async def choice(
+        self,
+        ctx: Context[Any, Any],
+        message: str,
+        options: Sequence[str],
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        default: str | None = None,
+        timeout: float | None = None,
+    ) -> ElicitationResult[str]:
+        """Ask for one of `options`; `Accepted.data` is the chosen value."""
+        return await self._choice(ctx, message, options, title, description, default, timeout)
+
+    async def titled_choice(
+        self,
+        ctx: Context[Any, Any],
+        message: str,
+        options: Mapping[str, str],
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        default: str | None = None,
+        timeout: float | None = None,
+    ) -> ElicitationResult[str]:
+        """Ask for one of `options` (value -> display title); `Accepted.data` is the value."""
+        return await self._choice(ctx, message, options, title, description, default, timeout)
+
+    async def choices(
+        self,
+        ctx: Context[Any, Any],
+        message: str,
+        options: Sequence[str],
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        min_items: int | None = None,
+        max_items: int | None = None,
+        default: Sequence[str] | None = None,
+        timeout: float | None = None,
+    ) -> ElicitationResult[list[str]]:
+        """Ask for several of `options` (multi-select); `Accepted.data` is the chosen values."""
+        return await self._choices(ctx, message, options, title, description, min_items, max_items, default, timeout)
+
+    async def titled_choices(
+        self,
+        ctx: Context[Any, Any],
+        message: str,
+        options: Mapping[str, str],
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        min_items: int | None = None,
+        max_items: int | None = None,
+        default: Sequence[str] | None = None,
+        timeout: float | None = None,
+    ) -> ElicitationResult[list[str]]:
+        """Multi-select with display titles (value -> title); `Accepted.data` is the chosen values."""
+        return await self._choices(ctx, message, options, title, description, min_items, max_items, default, timeout)
+
+    async def _choice(
+        self,
+        ctx: Context[Any, Any],
+        message: str,
+        options: Sequence[str] | Mapping[str, str],
+        title: str | None,
+        description: str | None,
+        default: str | None,
+        timeout: float | None,
+    ) -> ElicitationResult[str]:
+        values, titles = options_of(options)
+        schema = choice_schema(values, titles, title, description, default)
+        result: ElicitationResult[str] = await self._ask(ctx, message, schema, timeout, unwrap=True)
+        return result
+
+    async def _choices(
+        self,
+        ctx: Context[Any, Any],
+        message: str,
+        options: Sequence[str] | Mapping[str, str],
+        title: str | None,
+        description: str | None,
+        min_items: int | None,
+        max_items: int | None,
+        default: Sequence[str] | None,
+        timeout: float | None,
+    ) -> ElicitationResult[list[str]]:
+        values, titles = options_of(options)
+        chosen = None if default is None else tuple(default)
+        schema = choices_schema(values, titles, title, description, min_items, max_items, chosen)
+        result: ElicitationResult[list[str]] = await self._ask(ctx, message, schema, timeout, unwrap=True)
+        return result

@@ -65,12 +65,14 @@ class FormSchema:
         source: the type (or raw dict) it was built from.
         adapter: builds the typed answer; `None` for raw dict schemas.
         nullable: fields that may be omitted and have no default (filled with None).
+        secret_fields: `SecretStr` fields (only in URL-mode forms): password inputs, never pre-filled or logged.
     """
 
     wire: dict[str, Any]
     source: Any
     adapter: TypeAdapter[Any] | None
     nullable: tuple[str, ...] = ()
+    secret_fields: tuple[str, ...] = ()
 
     @property
     def properties(self) -> dict[str, dict[str, Any]]:
@@ -87,8 +89,11 @@ _CACHE_SIZE = 1024
 _cache: OrderedDict[Any, FormSchema] = OrderedDict()
 
 
-def compile_schema(schema: Any) -> FormSchema:
+def compile_schema(schema: Any, *, secrets: bool = False) -> FormSchema:
     """Compile `schema` (model, dataclass, TypedDict or raw dict) to a `FormSchema`.
+
+    `secrets=True` admits `SecretStr` fields: only for forms on elicitkit's own
+    page (URL mode), never for forms the MCP client shows.
 
     Raises:
         SchemaError: the schema is outside MCP's restricted subset; the message
@@ -98,22 +103,23 @@ def compile_schema(schema: Any) -> FormSchema:
         return schema
     if isinstance(schema, Mapping):
         return FormSchema(wire=check_raw_schema(schema), source=schema, adapter=None)
+    key = (schema, "secrets") if secrets else schema
     try:
-        compiled = _cache[schema]
+        compiled = _cache[key]
     except (KeyError, TypeError):
         pass
     else:
-        _cache.move_to_end(schema)
+        _cache.move_to_end(key)
         return compiled
-    compiled = _compile_type(schema)
-    _cache[schema] = compiled
+    compiled = _compile_type(schema, secrets)
+    _cache[key] = compiled
     # Bounded: a server that builds models on the fly (create_model per call) must not grow forever.
     if len(_cache) > _CACHE_SIZE:
         _cache.popitem(last=False)
     return compiled
 
 
-def _compile_type(tp: Any) -> FormSchema:
+def _compile_type(tp: Any, secrets: bool = False) -> FormSchema:
     name = getattr(tp, "__name__", repr(tp))
     if isinstance(tp, type) and issubclass(tp, BaseModel):
         if not tp.__pydantic_complete__ and not _rebuilt(tp):
@@ -154,10 +160,14 @@ def _compile_type(tp: Any) -> FormSchema:
     properties: dict[str, Any] = {}
     required: list[str] = []
     nullable: list[str] = []
+    secret_fields: list[str] = []
     for field_name, info in fields.items():
         # The wire key is the name the answer is validated under.
         key = info.validation_alias if isinstance(info.validation_alias, str) else info.alias or field_name
-        prop, optional = _property(f"{name}.{field_name}", info)
+        prop, optional = _property(f"{name}.{field_name}", info, secrets)
+        if secrets and _is_secret(info):
+            secret_fields.append(key)
+            prop.pop("default", None)
         properties[key] = prop
         has_default = not info.is_required()
         if not has_default and not optional:
@@ -173,7 +183,16 @@ def _compile_type(tp: Any) -> FormSchema:
         adapter: TypeAdapter[Any] = TypeAdapter(tp)
     except PydanticUserError as exc:
         raise SchemaError(f"Cannot ask with {name!r}: {exc.message}") from None
-    return FormSchema(wire=wire, source=tp, adapter=adapter, nullable=tuple(nullable))
+    return FormSchema(
+        wire=wire, source=tp, adapter=adapter, nullable=tuple(nullable), secret_fields=tuple(secret_fields)
+    )
+
+
+def _is_secret(info: FieldInfo) -> bool:
+    annotation, _ = _unwrap_annotated(info.annotation, [])
+    if _is_union(annotation):
+        annotation = next((a for a in get_args(annotation) if a is not type(None)), None)
+    return annotation is SecretStr
 
 
 def _rebuilt(model: type[BaseModel]) -> bool:
@@ -193,7 +212,7 @@ def _strip_required(hint: Any) -> Any:
     return hint
 
 
-def _property(where: str, info: FieldInfo) -> tuple[dict[str, Any], bool]:
+def _property(where: str, info: FieldInfo, secrets: bool = False) -> tuple[dict[str, Any], bool]:
     """One field's wire property, and whether the field is optional (`X | None`)."""
     annotation, metadata = _unwrap_annotated(info.annotation, list(info.metadata))
     optional = False
@@ -205,14 +224,14 @@ def _property(where: str, info: FieldInfo) -> tuple[dict[str, Any], bool]:
         else:
             raise SchemaError(f"Field {where!r}: a union of types cannot be asked; use one type (X | None is fine)")
     titles = next((m.titles for m in metadata if isinstance(m, Titles)), None)
-    prop = _type_property(where, annotation, titles)
+    prop = {"type": "string"} if secrets and annotation is SecretStr else _type_property(where, annotation, titles)
     _apply_constraints(where, prop, metadata)
     if info.title:
         prop["title"] = info.title
     if info.description:
         prop["description"] = info.description
     default = info.get_default(call_default_factory=True) if not info.is_required() else None
-    if default is not None:
+    if default is not None and not isinstance(default, SecretStr):
         prop["default"] = _wire_default(default)
     return prop, optional
 

@@ -1,0 +1,196 @@
+"""URL mode: links the person opens, on both eras, with elicitkit's own pages behind them.
+
+- `elicit_url(ctx, message, url)` sends the person to any https URL; `accept`
+  means they agreed to open it, as the spec says.
+- `secure_form(ctx, message, Model)` asks on elicitkit's own page, so secrets
+  never pass through the MCP client or the model.
+- `url_flow(ctx, message, start)` runs a third-party flow (OAuth, payments)
+  whose redirect comes back to elicitkit with the answer.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlsplit
+
+import anyio
+from mcp.server.mcpserver import Context
+from mcp.shared.exceptions import UrlElicitationRequiredError
+from mcp_types import ElicitRequestURLParams
+from starlette.routing import Route
+
+from elicitkit import _mcp
+from elicitkit.engine.run import Question, new_id
+from elicitkit.errors import ElicitationError
+from elicitkit.results import Accepted, Cancelled, Declined, ElicitationResult
+from elicitkit.schema import FormSchema, compile_schema
+from elicitkit.validation import to_data
+from elicitkit.web.app import Pages
+from elicitkit.web.tokens import Link, LinkTokens
+
+if TYPE_CHECKING:
+    from elicitkit.engine.engine import Engine
+
+__all__ = ["UrlMode", "check_url"]
+
+T = TypeVar("T")
+_NO_FIELDS = FormSchema(wire={"type": "object", "properties": {}}, source=None, adapter=None)
+
+
+def check_url(url: str) -> str:
+    """Refuse anything but https (plain http for loopback only), and URLs that carry credentials."""
+    parts = urlsplit(url)
+    if parts.username is not None or parts.password is not None:
+        raise ValueError("An elicitation URL must not carry credentials (user:password@)")
+    host = parts.hostname or ""
+    if parts.scheme == "https" and host:
+        return url
+    if parts.scheme == "http" and _loopback(host):
+        return url
+    raise ValueError(f"An elicitation URL must be https (plain http only for loopback), not {parts.scheme or url!r}")
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class UrlMode:
+    """The URL-mode methods of `Elicitation`."""
+
+    _engine: Engine
+    _tokens: LinkTokens
+    timeout: float
+    _public_url: str | None
+
+    @property
+    def public_url(self) -> str | None:
+        """Where elicitkit's pages are reachable from the person's browser, e.g. `https://mcp.example.com`."""
+        return self._public_url
+
+    @public_url.setter
+    def public_url(self, value: str | None) -> None:
+        self._public_url = check_url(value).rstrip("/") if value is not None else None
+
+    def routes(self) -> list[Route]:
+        """elicitkit's page routes, to add to your own Starlette/FastAPI app (next to the mounted MCP app)."""
+        return Pages(self._engine, self._tokens).routes()
+
+    def _base(self) -> str:
+        if self._public_url is None:
+            raise ElicitationError(
+                "elicitkit's pages need a public address: Elicitation(server, public_url='https://your.host')"
+            )
+        return self._public_url
+
+    async def elicit_url(
+        self,
+        ctx: Context[Any, Any],
+        message: str,
+        url: str,
+        *,
+        timeout: float | None = None,
+        required_error: bool = False,
+    ) -> ElicitationResult[None]:
+        """Send the person to `url`; `Accepted` means they agreed to open it.
+
+        With `required_error=True`, a 2025-11-25 call fails with the spec's
+        `-32042` URL-required error instead (for tools that prefer to fail and be
+        called again); 2026-07-28 asks in the `InputRequiredResult` as usual.
+
+        Raises:
+            ValueError: the URL is not https (or loopback http) or carries credentials.
+            ElicitationNotSupported: the client cannot open links and the fallback does not apply.
+        """
+        check_url(url)
+        if required_error and not _mcp.is_mrtr(ctx.request_context.protocol_version):
+            params = ElicitRequestURLParams(mode="url", message=message, url=url, elicitation_id=new_id())
+            raise UrlElicitationRequiredError([params])
+        question = self._url_question(message, url, _NO_FIELDS, timeout, observable=False)
+        answer = await self._engine.ask(ctx, question, self._timeout(timeout))
+        return _outcome(answer.action, None, {})
+
+    async def secure_form(
+        self, ctx: Context[Any, Any], message: str, schema: type[T], *, timeout: float | None = None
+    ) -> ElicitationResult[T]:
+        """Ask on elicitkit's own page: for secrets, which must never pass through the client or the model.
+
+        The client is asked in URL mode to open a sealed, expiring, one-time
+        link; the person fills the form there (`SecretStr` fields are password
+        inputs); the tool receives the validated answer as an instance of `schema`.
+        """
+        form = compile_schema(schema, secrets=True)
+        question_id = new_id()
+        limit = self._timeout(timeout)
+        token = self._tokens.mint(Link(question_id, _mcp.principal(ctx.request_context), "form", time.time() + limit))
+        url = f"{self._base()}/elicit/f/{token}"
+        question = self._url_question(message, url, form, timeout, observable=True, question_id=question_id)
+        answer = await self._engine.ask(ctx, question, limit)
+        if answer.action != "accept":
+            return _outcome(answer.action, None, {})
+        return Accepted(data=to_data(form, answer.content), content=dict(answer.content or {}))
+
+    async def url_flow(
+        self,
+        ctx: Context[Any, Any],
+        message: str,
+        start: Callable[[str, str], str],
+        *,
+        timeout: float | None = None,
+    ) -> ElicitationResult[dict[str, str]]:
+        """Run a third-party flow that redirects back to elicitkit.
+
+        `start(callback_url, state)` returns the URL to send the person to (for
+        OAuth: the authorize URL with `redirect_uri=callback_url&state=state`).
+        When the third party redirects to the callback, `Accepted.data` holds
+        its query parameters (`code`, or `error`, …) without `state`.
+        """
+        question_id = new_id()
+        limit = self._timeout(timeout)
+        state = self._tokens.mint(
+            Link(question_id, _mcp.principal(ctx.request_context), "callback", time.time() + limit)
+        )
+        url = check_url(start(f"{self._base()}/elicit/cb", state))
+        question = self._url_question(message, url, _NO_FIELDS, timeout, observable=True, question_id=question_id)
+        answer = await self._engine.ask(ctx, question, limit)
+        content = answer.content if isinstance(answer.content, Mapping) else {}
+        return _outcome(answer.action, {str(k): str(v) for k, v in content.items()}, dict(content))
+
+    def _timeout(self, timeout: float | None) -> float:
+        return self.timeout if timeout is None else timeout
+
+    def _url_question(
+        self,
+        message: str,
+        url: str,
+        schema: FormSchema,
+        timeout: float | None,
+        *,
+        observable: bool,
+        question_id: str | None = None,
+    ) -> Question:
+        return Question(
+            id=question_id or new_id(),
+            message=message,
+            schema=schema,
+            expires_at=anyio.current_time() + self._timeout(timeout),
+            mode="url",
+            url=url,
+            observable=observable,
+            secret_fields=schema.secret_fields,
+        )
+
+
+def _outcome(action: str, data: Any, content: dict[str, Any]) -> ElicitationResult[Any]:
+    if action == "accept":
+        return Accepted(data=data, content=content)
+    if action == "decline":
+        return Declined()
+    return Cancelled()
