@@ -88,6 +88,8 @@ class Elicitation(AskHelpers, UrlMode):
         public_url: where elicitkit's pages (secure forms, third-party
             callbacks) are reachable from the person's browser; https, or http
             on loopback. Can also be set later: `hitl.public_url = ...`.
+        url_wait: seconds a 2026-07-28 retry (or a fallback answer) waits for
+            the person to finish elicitkit's page before it is told to retry later.
     """
 
     def __init__(
@@ -108,9 +110,11 @@ class Elicitation(AskHelpers, UrlMode):
         forward_timeout: float = 2.0,
         lease: float = 15.0,
         public_url: str | None = None,
+        url_wait: float = 10.0,
     ) -> None:
         _check_timeout(timeout)
         _check_timeout(run_expiry)
+        _check_timeout(url_wait)
         if keepalive is not None:
             _check_timeout(keepalive)
         if not (fallback in ("llm", "error") or callable(fallback)):
@@ -156,6 +160,7 @@ class Elicitation(AskHelpers, UrlMode):
             shared=shared,
             forward_timeout=forward_timeout,
             lease=lease,
+            url_wait=url_wait,
         )
         self._tokens = LinkTokens(secrets or None)
         self._public_url = None
