@@ -141,3 +141,88 @@ async def test_a_sibling_that_awaits_before_asking_still_joins_the_same_round() 
         first = await client.session.call_tool("both", {}, allow_input_required=True)
     assert isinstance(first, InputRequiredResult)
     assert sorted(r.params.message for r in (first.input_requests or {}).values()) == ["Early?", "Late?"]
+
+
+async def test_without_a_secret_another_principal_still_cannot_answer_on_a_node_without_the_run(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcp_types import Implementation
+
+    from elicitkit import _mcp
+    from tests.test_durable import node
+
+    def principal_from_client_name(rctx: Any) -> str | None:  # stands in for OAuth
+        params = rctx.session.client_params
+        return params.client_info.name if params is not None and params.client_info is not None else None
+
+    monkeypatch.setattr(_mcp, "principal", principal_from_client_name)
+    monkeypatch.delenv("ELICITKIT_SECRET", raising=False)
+    store = f"sqlite:///{tmp_path / 'state.db'}"
+    effects: list[str] = []
+    owner, _ = node(store, effects)
+    other, _ = node(store, effects)
+    async with (
+        Client(owner, mode="legacy", client_info=Implementation(name="alice", version="1")) as alice,
+        Client(other, mode="legacy", client_info=Implementation(name="mallory", version="1")) as mallory,
+    ):
+        first = await alice.call_tool("order", {"item": "tea"})
+        elicit_id = (first.meta or {})["elicitationPending"]["elicitId"]
+        stolen = await mallory.call_tool(
+            "sendElicitationResult", {"elicitId": elicit_id, "action": "accept", "content": {"value": "999"}}
+        )
+    assert stolen.is_error
+    assert "no open question" in " ".join(c.text for c in stolen.content if isinstance(c, TextContent))
+    assert effects == []
+
+
+async def test_the_stored_run_is_renewed_on_every_round(tmp_path: Any) -> None:
+    import sqlite3
+
+    from tests.test_durable import SECRET, connect, node, round_trip
+
+    path = tmp_path / "state.db"
+    server, _ = node(f"sqlite:///{path}", [], secret=SECRET, run_expiry=300.0)
+
+    def expiry() -> float:
+        db = sqlite3.connect(path)
+        try:
+            (value,) = db.execute("SELECT expires_at FROM runs").fetchone()
+            return float(value)
+        finally:
+            db.close()
+
+    async with connect(server) as client:
+        asked = await client.session.call_tool("order", {"item": "tea"}, allow_input_required=True)
+        assert isinstance(asked, InputRequiredResult)
+        first = await anyio.to_thread.run_sync(expiry)
+        then = await round_trip(client, asked, "3")
+        assert isinstance(then, InputRequiredResult)
+        second = await anyio.to_thread.run_sync(expiry)
+    assert second > first
+
+
+async def test_a_heartbeat_survives_a_store_outage() -> None:
+    from elicitkit.crypto import PlainSealer
+    from elicitkit.engine.cluster import Cluster
+    from elicitkit.stores.memory import MemoryBroker, MemoryStore
+
+    beats = anyio.Event()
+    calls: list[str] = []
+
+    class Flaky(MemoryStore):
+        async def heartbeat(self, node: str, expires_at: float) -> None:
+            calls.append(node)
+            if len(calls) == 1:
+                raise ConnectionError("store down")
+            beats.set()
+            await super().heartbeat(node, expires_at)
+
+    store = Flaky()
+    cluster = Cluster(store, MemoryBroker(), PlainSealer(), "n1")
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(cluster.heartbeat, 0.03)
+            await beats.wait()
+            tg.cancel_scope.cancel()
+    assert await store.is_alive("n1")
+    assert len(calls) >= 2

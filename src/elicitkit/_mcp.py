@@ -6,13 +6,19 @@ when the SDK moves, this file is the one to change.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity, authenticated_principal
+from mcp.server.request_state import (
+    AESGCMRequestStateCodec,
+    RequestStateBoundary,
+    RequestStateSecurity,
+    authenticated_principal,
+)
 from mcp_types import ClientCapabilities, Implementation
 from mcp_types.version import is_version_at_least
 
@@ -28,6 +34,8 @@ __all__ = [
     "session_key",
     "wrap_lifespan",
 ]
+
+logger = logging.getLogger("elicitkit")
 
 MRTR_VERSION = "2026-07-28"
 """The first protocol revision where elicitation rides `InputRequiredResult` instead of a server request."""
@@ -58,8 +66,17 @@ def use_request_state_keys(server: MCPServer[Any], keys: list[bytes]) -> None:
     middleware = server.middleware
     for i, existing in enumerate(middleware):
         if isinstance(existing, RequestStateBoundary):
-            ttl = existing._security.ttl  # pyright: ignore[reportPrivateUsage]
-            security = RequestStateSecurity(keys=keys, ttl=ttl, audience=server.name)
+            current: RequestStateSecurity = existing._security  # pyright: ignore[reportPrivateUsage]
+            if not isinstance(current.codec, AESGCMRequestStateCodec):
+                # A codec of the server's own (a KMS, say) already decides who can open the state.
+                logger.warning("elicitkit: keeping the server's own requestState codec; every node must share it")
+                return
+            security = RequestStateSecurity(
+                keys=keys,
+                ttl=current.ttl,
+                bind_principal=current.bind_principal,
+                audience=current.audience if current.audience is not None else server.name,
+            )
             middleware[i] = RequestStateBoundary(security, default_audience=server.name)
             return
 

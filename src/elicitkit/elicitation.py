@@ -23,7 +23,8 @@ from elicitkit.results import Accepted, Cancelled, Declined, ElicitationResult
 from elicitkit.schema import FormSchema, compile_schema
 from elicitkit.stores import open_store
 from elicitkit.stores.base import Broker, Store
-from elicitkit.stores.memory import MemoryBroker
+from elicitkit.stores.memory import MemoryBroker, MemoryStore
+from elicitkit.stores.sqlite import SQLiteStore
 from elicitkit.urlmode import UrlMode
 from elicitkit.validation import to_data
 from elicitkit.web.tokens import LinkTokens
@@ -131,6 +132,12 @@ class Elicitation(AskHelpers, UrlMode):
             broker = broker or the_broker
         else:
             the_store = store
+            if broker is None and not isinstance(store, MemoryStore | SQLiteStore):
+                logger.warning(
+                    "elicitkit: a %s was given without a broker, so nodes cannot reach each other: an answer that "
+                    "lands on another node replays the run there. Pass broker= (e.g. RedisBroker(url)) or store=URL.",
+                    type(store).__name__,
+                )
             broker = broker or MemoryBroker()
         shared = not isinstance(broker, MemoryBroker)
         if ring is not None:

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 __all__ = ["UrlMode", "check_url"]
 
 T = TypeVar("T")
+REDACTED = "**********"
 _NO_FIELDS = FormSchema(wire={"type": "object", "properties": {}}, source=None, adapter=None)
 
 
@@ -135,7 +136,9 @@ class UrlMode:
         answer = await self._engine.ask(ctx, question, limit)
         if answer.action != "accept":
             return _outcome(answer.action, None, {})
-        return Accepted(data=to_data(form, answer.content), content=dict(answer.content or {}))
+        # Secrets stay inside SecretStr in `data`; `content` never carries them in the clear.
+        content = {k: (REDACTED if k in form.secret_fields else v) for k, v in (answer.content or {}).items()}
+        return Accepted(data=to_data(form, answer.content), content=content)
 
     async def url_flow(
         self,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -31,6 +32,12 @@ from elicitkit.errors import TamperedRecord
 from elicitkit.stores.base import Broker, Store
 
 __all__ = ["Cluster", "decode_outcome", "encode_outcome"]
+
+
+def _aad(*parts: str) -> bytes:
+    """Associated data binding a sealed body to its message id, run and reply channel."""
+    return "|".join(parts).encode()
+
 
 logger = logging.getLogger("elicitkit")
 
@@ -75,27 +82,50 @@ class Cluster:
         self.sealer = sealer
         self.node = node
         self.prefix = prefix
-        self._seen: dict[str, float] = {}
+        self._seen: OrderedDict[str, float] = OrderedDict()
 
     def channel(self, node: str) -> str:
         return f"{self.prefix}:node:{node}"
 
     async def heartbeat(self, lease: float) -> None:
-        """Declare this node alive, renewing at a third of the lease, until cancelled."""
+        """Declare this node alive, renewing at a third of the lease, until cancelled; outages are waited out."""
         while True:
-            await self.store.heartbeat(self.node, time.time() + lease)
+            try:
+                await self.store.heartbeat(self.node, time.time() + lease)
+            except Exception as exc:
+                logger.warning("Heartbeat of node %s failed (%s); retrying", self.node, type(exc).__name__)
             await anyio.sleep(lease / 3)
 
     async def serve(
         self, principal_of: PrincipalOf, handle: Handler, *, task_status: Any = anyio.TASK_STATUS_IGNORED
     ) -> None:
-        """Answer forwarded messages for runs held here, until cancelled."""
-        async with self.broker.listen(self.channel(self.node)) as messages, anyio.create_task_group() as tg:
-            task_status.started()
-            async for raw in messages:
-                tg.start_soon(self._answer, raw, principal_of, handle)
+        """Answer forwarded messages for runs held here, until cancelled; a lost subscription is renewed."""
+        started = False
+        backoff = 0.05
+        while True:
+            try:
+                async with self.broker.listen(self.channel(self.node)) as messages, anyio.create_task_group() as tg:
+                    if not started:
+                        task_status.started()
+                        started = True
+                    backoff = 0.05
+                    async for raw in messages:
+                        tg.start_soon(self._answer, raw, principal_of, handle)
+            except Exception as exc:
+                logger.warning("Node %s lost its channel (%s); subscribing again", self.node, type(exc).__name__)
+            if not started:
+                task_status.started()
+                started = True
+            await anyio.sleep(backoff)
+            backoff = min(backoff * 2, 2.0)
 
     async def _answer(self, raw: bytes, principal_of: PrincipalOf, handle: Handler) -> None:
+        try:
+            await self._answer_one(raw, principal_of, handle)
+        except Exception as exc:
+            logger.warning("Answering a forwarded message failed (%s)", type(exc).__name__)
+
+    async def _answer_one(self, raw: bytes, principal_of: PrincipalOf, handle: Handler) -> None:
         header_line, _, body = raw.partition(b"\n")
         try:
             header = json.loads(header_line)
@@ -106,13 +136,14 @@ class Cluster:
         if mid in self._seen:  # one listener per lifespan entry: handle each message once
             return
         self._seen[mid] = time.monotonic()
-        self._forget_old()
+        while len(self._seen) > 10_000:
+            self._seen.popitem(last=False)
         principal = principal_of(run_id)
         if isinstance(principal, Missing):
             await self.broker.publish(reply, json.dumps({"id": mid, "gone": True}).encode())
             return
         try:
-            payload = json.loads(self.sealer.open(principal, body, aad=mid.encode()))
+            payload = json.loads(self.sealer.open(principal, body, aad=_aad(mid, run_id, reply)))
         except (TamperedRecord, ValueError):
             logger.warning("Dropped a message for run %s that failed authentication", run_id)
             return
@@ -122,7 +153,7 @@ class Cluster:
         if outcome is None:
             await self.broker.publish(reply, json.dumps({"id": mid, "gone": True}).encode())
             return
-        sealed = self.sealer.seal(principal, json.dumps(outcome).encode(), aad=f"reply:{mid}".encode())
+        sealed = self.sealer.seal(principal, json.dumps(outcome).encode(), aad=_aad("reply", mid, run_id))
         await self.broker.publish(reply, json.dumps({"id": mid}).encode() + b"\n" + sealed)
 
     async def _publish_to(self, owner: str, message: bytes, timeout: float) -> bool:
@@ -138,43 +169,58 @@ class Cluster:
                 delay = min(delay * 2, 0.2)
         return False
 
-    def _forget_old(self) -> None:
-        if len(self._seen) > 10_000:
-            cutoff = time.monotonic() - 600
-            self._seen = {k: v for k, v in self._seen.items() if v > cutoff}
-
     async def forward(
-        self, owner: str, run_id: str, principal: str | None, payload: dict[str, Any], timeout: float, wait: float
+        self,
+        owner: str,
+        run_id: str,
+        principal: str | None,
+        payload: dict[str, Any],
+        timeout: float,
+        wait: float,
+        check_every: float = 1.0,
     ) -> dict[str, Any] | None:
         """Send `payload` to the owner of `run_id` and return the run's next outcome.
 
-        None when nobody listens, the owner does not hold the run, or it does not acknowledge
-        within `timeout` seconds: the caller then takes the run over. After the acknowledgement
-        the outcome is awaited for up to `wait` seconds (the run's own expiry).
+        None — and the caller takes the run over — when nobody listens, the owner does not
+        hold the run, or the owner stops being alive: a slow owner whose heartbeat is fresh
+        is waited for (past `timeout`), never raced, so no body runs on two nodes. The
+        outcome is awaited for up to `wait` seconds (the run's own expiry) in all.
         """
         mid = new_id()
         reply = f"{self.prefix}:reply:{mid}"
         header = json.dumps({"id": mid, "run": run_id, "reply": reply}).encode()
-        body = self.sealer.seal(principal, json.dumps(payload).encode(), aad=mid.encode())
+        body = self.sealer.seal(principal, json.dumps(payload).encode(), aad=_aad(mid, run_id, reply))
         async with self.broker.listen(reply) as replies:
             if not await self._publish_to(owner, header + b"\n" + body, timeout):
                 return None
-            with anyio.move_on_after(timeout) as scope:
-                async for raw in replies:
-                    head, _, sealed = raw.partition(b"\n")
-                    meta = json.loads(head)
-                    if meta.get("gone"):
-                        return None
-                    if meta.get("ack"):
-                        scope.deadline = anyio.current_time() + wait
-                        continue
+            incoming = aiter(replies)
+            started = anyio.current_time()
+            acked = False
+            while anyio.current_time() - started < wait:
+                raw: bytes | None = None
+                with anyio.move_on_after(min(check_every, timeout)):
                     try:
-                        outcome: dict[str, Any] = json.loads(
-                            self.sealer.open(principal, sealed, aad=f"reply:{mid}".encode())
-                        )
-                    except TamperedRecord:
-                        logger.warning("Dropped a reply for run %s that failed authentication", run_id)
-                        continue
-                    return outcome
-        logger.warning("Node %s did not answer for run %s within %gs; taking the run over", owner, run_id, timeout)
+                        raw = await anext(incoming)
+                    except StopAsyncIteration:
+                        return None
+                if raw is None:
+                    if (acked or anyio.current_time() - started >= timeout) and not await self.store.is_alive(owner):
+                        logger.warning("Node %s went away holding run %s; taking the run over", owner, run_id)
+                        return None
+                    continue
+                head, _, sealed = raw.partition(b"\n")
+                meta = json.loads(head)
+                if meta.get("gone"):
+                    return None
+                if meta.get("ack"):
+                    acked = True
+                    continue
+                try:
+                    outcome: dict[str, Any] = json.loads(
+                        self.sealer.open(principal, sealed, aad=_aad("reply", mid, run_id))
+                    )
+                except TamperedRecord:
+                    logger.warning("Dropped a reply for run %s that failed authentication", run_id)
+                    continue
+                return outcome
         return None

@@ -89,26 +89,30 @@ async def resume(
             raise _unknown()
         if run.scope.cancel_called:
             raise ended_error()
-        if not run.take_round(nonce) or not await engine.durability.claim_round(run_id, nonce, engine.run_expiry):
+        if not run.is_round(nonce):
             raise _reused()
+        # Journal first, claim the round last: a failure in between leaves the retry usable,
+        # and journal entries are first-writer-wins, so a repeat cannot change an answer.
+        accepted = []
         for key, answer in answers.items():
             question = run.pending.get(key)
             if question is None or question.route != "mrtr":
                 logger.debug("Ignoring an answer for %r: not an open question of run %s", key, run.id)
                 continue
+            if not (question.observable and answer.action == "accept"):
+                answer = await _journaled(engine, run_id, principal, question.seq, question.digest, answer)
+            accepted.append((question, answer))
+        if not await engine.durability.claim_round(run_id, nonce, engine.run_expiry) or not run.take_round(nonce):
+            raise _reused()
+        for question, answer in accepted:
             if question.observable and answer.action == "accept":
                 question.acknowledged = True  # the person is on our page; the page completes the question
-                continue
-            await engine.durability.record(
-                run_id, principal, question.seq, Entry("answer", question.digest, answer.action, answer.content)
-            )
-            question.resolve(answer)
+            else:
+                question.resolve(answer)
         return await engine.await_outcome(run, rctx)
     found = await engine.durability.load_run(run_id, principal)
     if found is None or found[1].tool != params.get("name"):
         raise _unknown()
-    if not await engine.durability.claim_round(run_id, nonce, engine.run_expiry):
-        raise _reused()
     questions = await engine.durability.run_questions(run_id, principal)
     delivered: dict[str, list[Any]] = {}
     for key, answer in answers.items():
@@ -118,6 +122,8 @@ async def resume(
                 entry = Entry("answer", record.digest, answer.action, answer.content)
                 await engine.durability.record(run_id, principal, record.seq, entry)
             delivered[key] = [answer.action, answer.content]
+    if not await engine.durability.claim_round(run_id, nonce, engine.run_expiry):
+        raise _reused()
     return await _elsewhere(engine, rctx, call_next, run_id, principal, found, {"op": "answers", "answers": delivered})
 
 
@@ -138,42 +144,67 @@ async def send_result(
     question = engine.by_elicit_id.get(args.elicit_id)
     if question is not None:
         run = question.owner
-        if run is None or question.answer is not None or run.scope.cancel_called or question.caller != caller:
+        if run is None or run.scope.cancel_called or question.caller != caller:
             return not_open
         if question.observable and args.action == "accept":
-            # The model says the person went to the link: wait (bounded) for our page to complete it.
+            # The model says the person went to the link: wait (bounded) for our page to complete it,
+            # or, when the page already has, hand over what the run did next.
             question.acknowledged = True
             run.resume()
             return await engine.await_outcome(run, rctx)
+        if question.answer is not None:
+            return not_open
         if args.action == "accept":
             try:
                 to_data(question.schema, args.content)
             except InvalidElicitationContent as exc:
                 return _still_open(tool, exc)
+        answer = await _journaled(
+            engine, run.id, principal, question.seq, question.digest, Answer(args.action, args.content)
+        )
         if not await engine.durability.claim_round(run.id, args.elicit_id, engine.run_expiry):
             return not_open
-        answer = Answer(args.action, args.content)
-        await engine.durability.record(
-            run.id, principal, question.seq, Entry("answer", question.digest, answer.action, answer.content)
-        )
         run.resume()
         question.resolve(answer)
         return await engine.await_outcome(run, rctx)
     record = await engine.durability.load_question(args.elicit_id, principal)
     if record is None or record.route != "llm":
         return not_open
-    if args.action == "accept":
+    # For a link, "accept" only says the person went to the page; the page itself carries the answer.
+    acknowledged = record.mode == "url" and args.action == "accept"
+    run = engine.runs.get(record.run_id)
+    if acknowledged and run is not None and not run.inline and run.principal == principal:
+        # The page finished before the model called back, so the run has moved on: hand over its next outcome.
+        if run.scope.cancel_called:
+            return not_open
+        run.resume()
+        return await engine.await_outcome(run, rctx)
+    if args.action == "accept" and not acknowledged:
         problems = check_content(compile_schema(record.schema), args.content)
         if problems:
             return _still_open(tool, InvalidElicitationContent(problems))
     found = await engine.durability.load_run(record.run_id, principal)
-    if found is None or not await engine.durability.claim_round(record.run_id, args.elicit_id, engine.run_expiry):
+    if found is None:
         return not_open
-    await engine.durability.record(
-        record.run_id, principal, record.seq, Entry("answer", record.digest, args.action, args.content)
-    )
+    if not acknowledged:
+        entry = Entry("answer", record.digest, args.action, args.content)
+        await engine.durability.record(record.run_id, principal, record.seq, entry)
+    if not await engine.durability.claim_round(record.run_id, args.elicit_id, engine.run_expiry):
+        return not_open
     payload = {"op": "answers", "answers": {args.elicit_id: [args.action, args.content]}}
     return await _elsewhere(engine, rctx, call_next, record.run_id, principal, found, payload)
+
+
+async def _journaled(
+    engine: Engine, run_id: str, principal: str | None, seq: int, digest: str, answer: Answer
+) -> Answer:
+    """Journal `answer` and return the answer the journal holds (the first one written wins)."""
+    if await engine.durability.record(run_id, principal, seq, Entry("answer", digest, answer.action, answer.content)):
+        return answer
+    existing = (await engine.durability.journal(run_id, principal)).get(seq)
+    if existing is None or existing.kind != "answer" or existing.digest != digest:
+        return answer
+    return existing.answer()
 
 
 def _still_open(tool: str, exc: InvalidElicitationContent) -> CallToolResult:
@@ -196,7 +227,13 @@ async def _elsewhere(
     for _ in range(3):
         if owner != engine.node and await engine.store.is_alive(owner):
             outcome = await engine.cluster.forward(
-                owner, run_id, principal, payload, engine.forward_timeout, engine.run_expiry
+                owner,
+                run_id,
+                principal,
+                payload,
+                engine.forward_timeout,
+                engine.run_expiry,
+                check_every=engine.lease / 3,
             )
             if outcome is not None:
                 return decode_outcome(outcome)

@@ -192,6 +192,7 @@ class Engine:
                 self.runs.pop(run.id, None)
         run.hosted = True
         arguments = params.get("arguments") or {}
+        run.arguments = dict(arguments)
         record = RunRecord(tool=run.tool, arguments=dict(arguments), mrtr=run.mrtr)
         await self.durability.save_run(run.id, run.principal, record, self.run_expiry)
         run.rctx = ctx
@@ -243,11 +244,13 @@ class Engine:
             for question in list(run.pending.values()):
                 question.resolve(Answer("cancel"))
             self.runs.pop(run.id, None)
-            if finished:
+            if finished and not run.stale:
                 # Shutdown is the other way out: then the records stay, and a restart replays the run.
                 with anyio.CancelScope(shield=True):
                     try:
-                        await self.store.delete_run(run.id)
+                        found = await self.store.get_run(run.id)
+                        if found is None or found[0] == self.node:  # never delete a run another node took over
+                            await self.store.delete_run(run.id)
                     except StoreUnavailable:
                         logger.warning("Could not delete finished run %s; it expires on its own", run.id)
 
@@ -273,6 +276,10 @@ class Engine:
                 raise outcome.error
             result: HandlerResult = outcome.result
             return result
+        # The run waits for another round: keep its records alive for as long as it may.
+        await self.durability.save_run(
+            run.id, run.principal, RunRecord(run.tool, run.arguments, run.mrtr), self.run_expiry
+        )
         by_model = [q for q in outcome if q.route == "llm"]
         if by_model:
             # A model handles one question at a time; the others follow in later results.
@@ -325,7 +332,9 @@ class Engine:
         found = await self.durability.load_run(record.run_id, principal)
         if found is not None and found[0] != self.node and await self.store.is_alive(found[0]):
             payload = {"op": "complete", "question": question_id, "answer": [answer.action, answer.content]}
-            await self.cluster.forward(found[0], record.run_id, principal, payload, self.forward_timeout, 5.0)
+            await self.cluster.forward(
+                found[0], record.run_id, principal, payload, self.forward_timeout, 5.0, check_every=self.lease / 3
+            )
         return True
 
     # -- forwarded from other nodes ----------------------------------------------
@@ -373,12 +382,25 @@ class Engine:
         entry = run.journal.get(seq)
         if entry is not None and entry.kind == "step" and entry.digest == name:
             return entry.value
+        if self.shared:
+            # Fencing: a body whose run another node took over must not perform the side effect again.
+            found = await self.store.get_run(run.id)
+            if found is not None and found[0] != self.node:
+                logger.warning(
+                    "Run %s now belongs to node %s; stopping this copy before step %r", run.id, found[0], name
+                )
+                run.stale = True
+                run.scope.cancel()
+                await anyio.lowlevel.checkpoint()
         value = await _call(fn)
         try:
             json.dumps(value)
         except (TypeError, ValueError):
             raise TypeError(f"step {name!r} must return JSON-serializable data, got {type(value).__name__}") from None
-        await self.durability.record(run.id, run.principal, seq, Entry("step", name, value=value))
+        if not await self.durability.record(run.id, run.principal, seq, Entry("step", name, value=value)):
+            recorded = (await self.durability.journal(run.id, run.principal)).get(seq)
+            if recorded is not None and recorded.kind == "step" and recorded.digest == name:
+                return recorded.value
         return value
 
     def claim_session(self, rctx: ServerRequestContext[Any, Any], question: Question) -> None:

@@ -88,7 +88,7 @@ class Durability:
         return json.loads(self.sealer.open(principal, sealed, aad=aad.encode()))
 
     async def save_run(self, run_id: str, principal: str | None, record: RunRecord, ttl: float) -> None:
-        value = {"tool": record.tool, "arguments": record.arguments, "mrtr": record.mrtr}
+        value = {"tool": record.tool, "arguments": record.arguments, "mrtr": record.mrtr, "p": principal}
         await self.store.put_run(run_id, self.node, self._seal(principal, value, f"run:{run_id}"), time.time() + ttl)
 
     async def load_run(self, run_id: str, principal: str | None) -> tuple[str, RunRecord] | None:
@@ -100,6 +100,8 @@ class Durability:
         try:
             value = self._open(principal, sealed, f"run:{run_id}")
         except TamperedRecord:
+            return None
+        if value.get("p") != principal:  # binds the record to its principal even without a secret
             return None
         return owner, RunRecord(tool=value["tool"], arguments=value["arguments"], mrtr=value["mrtr"])
 
@@ -113,6 +115,7 @@ class Durability:
             "route": record.route,
             "mode": record.mode,
             "secret": list(record.secret),
+            "p": record.principal,
         }
         sealed = self._seal(record.principal, value, f"question:{question_id}")
         await self.store.put_question(question_id, record.run_id, sealed, expires_at)
@@ -121,6 +124,8 @@ class Durability:
         try:
             value = self._open(principal, sealed, f"question:{question_id}")
         except TamperedRecord:
+            return None
+        if value.get("p") != principal:
             return None
         return QuestionRecord(
             run_id=value["run"],

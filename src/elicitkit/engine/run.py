@@ -118,6 +118,8 @@ class Run:
     picked: anyio.Event = field(default_factory=anyio.Event)
     """Set once a request has taken the final outcome."""
     arguments: dict[str, Any] = field(default_factory=dict)
+    stale: bool = False
+    """Another node took this run over; this copy stops and leaves the records alone."""
     hosted: bool = False
     """True when the body runs in its own task and is journaled (so it can be resumed or replayed elsewhere)."""
     journal: dict[int, Any] = field(default_factory=dict)
@@ -182,6 +184,10 @@ class Run:
         self.round = new_id()
         self.suspend(expiry)
         return self.round
+
+    def is_round(self, nonce: str) -> bool:
+        """Whether `nonce` is the current round's, without using it."""
+        return self.round is not None and not self.scope.cancel_called and secrets.compare_digest(self.round, nonce)
 
     def take_round(self, nonce: str) -> bool:
         """Consume the round nonce; False when it is not the current one (reused or stale) or the run is ending."""
