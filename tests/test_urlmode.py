@@ -1,0 +1,890 @@
+"""URL mode over real streamable HTTP: elicitkit's own pages, the links behind them, and what the client sees.
+
+The test plays the person with an `httpx.AsyncClient` as their browser: it opens
+the link the client was given, reads the form, and presses a button.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from datetime import date
+from html.parser import HTMLParser
+from typing import Any, Literal
+from urllib.parse import parse_qs, quote, urlencode, urlsplit
+
+import anyio
+import anyio.abc
+import httpx
+import pytest
+from mcp import Client, MCPError
+from mcp.client.session import ClientRequestContext, IncomingMessage
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import (
+    CallToolResult,
+    ElicitCompleteNotification,
+    ElicitRequestParams,
+    ElicitRequestURLParams,
+    ElicitResult,
+    TextContent,
+)
+from pydantic import AnyUrl, BaseModel, EmailStr, Field, SecretStr
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import RedirectResponse
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from elicitkit import Accepted, Cancelled, Declined, Elicitation, ElicitationResult, ElicitationTimeout
+from elicitkit.testing import serve_app, serve_http
+
+pytestmark = pytest.mark.anyio
+
+ERAS = {"legacy": "2025-11-25", "auto": "2026-07-28"}
+URL_REQUIRED = -32042
+
+
+class Account(BaseModel):
+    owner: str = Field(min_length=2, max_length=24)
+    seats: int = Field(ge=1000, le=99999)
+    plan: Literal["basic", "ultraviolet"]
+    renew: bool
+    api_key: SecretStr
+
+
+SECRET = "sk-live-zebra-4242-quokka"
+# What the person types, as the browser posts it (the hidden "false" precedes a ticked checkbox).
+GOOD: dict[str, str | list[str]] = {
+    "owner": "quokka-holdings",
+    "seats": "73519",
+    "plan": "ultraviolet",
+    "renew": ["false", "true"],
+    "api_key": SECRET,
+}
+
+
+def text_of(result: CallToolResult) -> str:
+    return " ".join(c.text for c in result.content if isinstance(c, TextContent))
+
+
+def account_server(**options: Any) -> tuple[Elicitation, list[ElicitationResult[Account]]]:
+    """A tool asking for account details on elicitkit's page; its result names the outcome and nothing else."""
+    server = MCPServer("urlmode-test")
+    hitl = Elicitation(server, timeout=10, **options)
+    answers: list[ElicitationResult[Account]] = []
+
+    @server.tool()
+    async def open_account(ctx: Context) -> str:
+        answer = await hitl.secure_form(ctx, "Your account details, please", Account)
+        answers.append(answer)
+        return type(answer).__name__
+
+    return hitl, answers
+
+
+@asynccontextmanager
+async def serving(hitl: Elicitation) -> AsyncIterator[str]:
+    """Serve the server over streamable HTTP; point elicitkit's links at it; yield the MCP URL."""
+    async with serve_http(hitl.server) as url:
+        hitl.public_url = url.removesuffix("/mcp")
+        yield url
+
+
+class Links:
+    """The client's side of URL mode: the person agrees to open every link (or replies `action`)."""
+
+    def __init__(self, action: Literal["accept", "decline", "cancel"] = "accept") -> None:
+        self.action = action
+        self.asked: list[ElicitRequestURLParams] = []
+        self._seen = 0
+        self._new = anyio.Event()
+
+    async def __call__(self, context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
+        assert isinstance(params, ElicitRequestURLParams), params
+        self.asked.append(params)
+        self._new.set()
+        return ElicitResult(action=self.action)
+
+    async def next(self) -> ElicitRequestURLParams:
+        """The next link the client was asked to open."""
+        with anyio.fail_after(5):
+            while len(self.asked) <= self._seen:
+                await self._new.wait()
+                self._new = anyio.Event()
+        self._seen += 1
+        return self.asked[self._seen - 1]
+
+
+class Call:
+    """A tool call running in the background while the test plays the person."""
+
+    def __init__(self, tg: anyio.abc.TaskGroup, client: Client, name: str, arguments: dict[str, Any]) -> None:
+        self.done = anyio.Event()
+        self._result: CallToolResult | None = None
+        tg.start_soon(self._run, client, name, arguments)
+
+    async def _run(self, client: Client, name: str, arguments: dict[str, Any]) -> None:
+        self._result = await client.call_tool(name, arguments)
+        self.done.set()
+
+    async def result(self) -> CallToolResult:
+        with anyio.fail_after(10):
+            await self.done.wait()
+        assert self._result is not None
+        return self._result
+
+
+class Page(HTMLParser):
+    """One of elicitkit's pages: its form controls (tag and attributes) and the error text under each field."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        super().__init__()
+        self.response = response
+        self.controls: list[tuple[str, dict[str, str | None]]] = []
+        self.errors: dict[str, list[str]] = {}
+        self._field: str | None = None
+        self._select: str | None = None
+        self._error_for: str | None = None
+        self.feed(response.text)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        if tag == "select":
+            self._select = found.get("name")
+        if tag == "option":
+            found["select"] = self._select
+        if tag in ("input", "select", "option"):
+            self.controls.append((tag, found))
+            if tag != "option" and found.get("name") not in (None, "_csrf"):
+                self._field = found["name"]
+        if tag == "p" and found.get("class") == "error":
+            self._error_for = self._field
+            self.errors.setdefault(self._field or "", [])
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "select":
+            self._select = None
+        if tag == "p":
+            self._error_for = None
+
+    def handle_data(self, data: str) -> None:
+        if self._error_for is not None:
+            self.errors[self._error_for].append(data)
+
+    def find(self, tag: str, **attrs: str) -> list[dict[str, str | None]]:
+        return [a for t, a in self.controls if t == tag and all(a.get(k) == v for k, v in attrs.items())]
+
+    def one(self, tag: str, **attrs: str) -> dict[str, str | None]:
+        [found] = self.find(tag, **attrs)
+        return found
+
+    @property
+    def csrf(self) -> str:
+        value = self.one("input", name="_csrf")["value"]
+        assert value
+        return value
+
+
+async def open_form(browser: httpx.AsyncClient, link: str) -> Page:
+    page = await browser.get(link)
+    assert page.status_code == 200, page.text
+    return Page(page)
+
+
+async def press(
+    browser: httpx.AsyncClient,
+    link: str,
+    page: Page,
+    action: str,
+    fields: Mapping[str, str | list[str]] | None = None,
+) -> httpx.Response:
+    """Press `action` (accept, decline or cancel) on `page`, as its browser posts it."""
+    return await browser.post(link, data={"_csrf": page.csrf, "_action": action, **(fields or {})})
+
+
+def assert_open(hitl: Elicitation, call: Call, answers: list[Any]) -> None:
+    """The question is still waiting, and the tool has not resumed."""
+    assert hitl.pending_questions == 1
+    assert not call.done.is_set()
+    assert answers == []
+
+
+def assert_refused(response: httpx.Response, status: int, says: str) -> None:
+    assert response.status_code == status, response.text
+    assert "This link cannot be used" in response.text
+    assert says in response.text
+    assert "<form" not in response.text
+
+
+def assert_accepted_account(answers: list[ElicitationResult[Account]]) -> None:
+    [answer] = answers
+    assert isinstance(answer, Accepted)
+    account = answer.data
+    assert isinstance(account, Account)
+    assert (account.owner, account.seats, account.plan, account.renew) == (
+        "quokka-holdings",
+        73519,
+        "ultraviolet",
+        True,
+    )
+    assert isinstance(account.api_key, SecretStr)
+    assert account.api_key.get_secret_value() == SECRET
+
+
+class WireRecorder:
+    """ASGI middleware that keeps every byte the MCP endpoint (paths under /mcp) receives and sends."""
+
+    def __init__(self, app: ASGIApp, on_request: Callable[[bytes], None] | None = None) -> None:
+        self.app = app
+        self.requests: list[bytes] = []
+        self.responses: list[bytes] = []
+        self._on_request = on_request
+
+    @property
+    def seen(self) -> bytes:
+        return b"".join(self.requests + self.responses)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not scope["path"].startswith("/mcp"):
+            await self.app(scope, receive, send)
+            return
+        body = bytearray()
+
+        async def recording_receive() -> Message:
+            message = await receive()
+            if message["type"] == "http.request":
+                body.extend(message.get("body", b""))
+                if not message.get("more_body", False):
+                    self.requests.append(bytes(body))
+                    if self._on_request is not None:
+                        self._on_request(bytes(body))
+            return message
+
+        async def recording_send(message: Message) -> None:
+            if message["type"] == "http.response.body":
+                self.responses.append(message.get("body", b""))
+            await send(message)
+
+        await self.app(scope, recording_receive, recording_send)
+
+
+# --- secure_form, end to end -------------------------------------------------------------------
+
+
+async def test_a_secret_form_reaches_the_tool_typed_and_its_data_never_crosses_the_mcp_wire(mode: str) -> None:
+    hitl, answers = account_server()
+    wire = WireRecorder(hitl.server.streamable_http_app())
+    links = Links()
+    async with serve_app(wire) as base:
+        hitl.public_url = base
+        async with (
+            Client(f"{base}/mcp", mode=mode, elicitation_callback=links) as client,
+            httpx.AsyncClient() as browser,
+            anyio.create_task_group() as tg,
+        ):
+            assert client.protocol_version == ERAS[mode]
+            call = Call(tg, client, "open_account", {})
+            asked = await links.next()
+            assert asked.url.startswith(f"{base}/elicit/f/")
+            page = await open_form(browser, asked.url)
+            done = await press(browser, asked.url, page, "accept", GOOD)
+            assert done.status_code == 200, done.text
+            assert "Your answer was sent" in done.text
+            result = await call.result()
+    assert not result.is_error, text_of(result)
+    assert text_of(result) == "Accepted"
+    assert_accepted_account(answers)
+    seen = wire.seen
+    # The recorder saw the conversation: the link the client was given, and the tool's result.
+    assert asked.url.encode() in seen
+    assert b'"Accepted"' in seen
+    for value in ("quokka-holdings", "73519", "ultraviolet", SECRET):
+        assert value.encode() not in seen, value
+    assert hitl.active_runs == 0
+    assert hitl.pending_questions == 0
+
+
+@pytest.mark.parametrize(("button", "outcome"), [("decline", Declined), ("cancel", Cancelled)])
+async def test_the_decline_and_cancel_buttons_end_the_question_as_that_outcome(
+    mode: str, button: str, outcome: type[Declined | Cancelled]
+) -> None:
+    hitl, answers = account_server()
+    links = Links()
+    async with (
+        serving(hitl) as url,
+        Client(url, mode=mode, elicitation_callback=links) as client,
+        httpx.AsyncClient() as browser,
+        anyio.create_task_group() as tg,
+    ):
+        call = Call(tg, client, "open_account", {})
+        link = (await links.next()).url
+        done = await press(browser, link, await open_form(browser, link), button)
+        assert done.status_code == 200, done.text
+        assert "You can close this page" in done.text
+        result = await call.result()
+    assert text_of(result) == outcome.__name__
+    assert answers == [outcome()]
+    assert hitl.pending_questions == 0
+
+
+async def test_a_post_that_breaks_the_constraints_is_shown_again_with_errors_and_a_corrected_one_completes(
+    mode: str,
+) -> None:
+    hitl, answers = account_server()
+    links = Links()
+    async with (
+        serving(hitl) as url,
+        Client(url, mode=mode, elicitation_callback=links) as client,
+        httpx.AsyncClient() as browser,
+        anyio.create_task_group() as tg,
+    ):
+        call = Call(tg, client, "open_account", {})
+        link = (await links.next()).url
+        page = await open_form(browser, link)
+        # What a browser would have stopped, posted directly: the server must check it again.
+        broken = {**GOOD, "owner": "q" * 40, "seats": "7", "plan": "platinum"}
+        again = Page(await press(browser, link, page, "accept", broken))
+        assert again.response.status_code == 422, again.response.text
+        assert again.errors == {
+            "owner": ["must be at most 24 characters"],
+            "seats": ["must be at least 1000"],
+            "plan": ["must be one of basic, ultraviolet"],
+        }
+        assert SECRET not in again.response.text
+        assert "value" not in again.one("input", name="api_key")
+        assert_open(hitl, call, answers)
+
+        done = await press(browser, link, again, "accept", GOOD)
+        assert done.status_code == 200, done.text
+        result = await call.result()
+    assert text_of(result) == "Accepted"
+    assert_accepted_account(answers)
+
+
+class Profile(BaseModel):
+    name: str = Field("Ada", max_length=30)
+    age: int = Field(36, ge=18, le=99)
+    plan: Literal["free", "pro", "team"] = "pro"
+    newsletter: bool = True
+    topics: list[Literal["news", "tips", "offers"]] = ["tips"]
+    email: EmailStr = "ada@example.com"
+    homepage: AnyUrl = AnyUrl("https://ada.example.com/")
+    birthday: date = date(1815, 12, 10)
+    token: SecretStr = SecretStr("sk-default-never-shown")
+
+
+async def test_the_form_renders_every_field_type_with_its_defaults_and_secrets_as_empty_password_inputs(
+    mode: str,
+) -> None:
+    server = MCPServer("render")
+    hitl = Elicitation(server, timeout=10)
+
+    @server.tool()
+    async def profile(ctx: Context) -> str:
+        return (await hitl.secure_form(ctx, "Your profile", Profile)).action
+
+    links = Links()
+    async with (
+        serving(hitl) as url,
+        Client(url, mode=mode, elicitation_callback=links) as client,
+        httpx.AsyncClient() as browser,
+        anyio.create_task_group() as tg,
+    ):
+        call = Call(tg, client, "profile", {})
+        link = (await links.next()).url
+        page = await open_form(browser, link)
+        await press(browser, link, page, "cancel")
+        assert text_of(await call.result()) == "cancel"
+
+    name = page.one("input", name="name")
+    assert (name["type"], name["value"], name["maxlength"]) == ("text", "Ada", "30")
+    age = page.one("input", name="age")
+    assert (age["type"], age["value"], age["min"], age["max"]) == ("number", "36", "18", "99")
+    options = page.find("option", select="plan")
+    # A field with a default is optional: it can be left blank.
+    assert [(o["value"], "selected" in o) for o in options] == [
+        ("", False),
+        ("free", False),
+        ("pro", True),
+        ("team", False),
+    ]
+    newsletter = page.one("input", name="newsletter", type="checkbox")
+    assert "checked" in newsletter
+    topics = page.find("input", name="topics")
+    assert [(t["type"], t["value"], "checked" in t) for t in topics] == [
+        ("checkbox", "news", False),
+        ("checkbox", "tips", True),
+        ("checkbox", "offers", False),
+    ]
+    email = page.one("input", name="email")
+    assert (email["type"], email["value"]) == ("email", "ada@example.com")
+    homepage = page.one("input", name="homepage")
+    assert (homepage["type"], homepage["value"]) == ("url", "https://ada.example.com/")
+    birthday = page.one("input", name="birthday")
+    assert (birthday["type"], birthday["value"]) == ("date", "1815-12-10")
+    token = page.one("input", name="token")
+    assert token["type"] == "password"
+    assert "value" not in token
+    assert "sk-default-never-shown" not in page.response.text
+
+
+# --- links that must not work --------------------------------------------------------------------
+
+
+async def test_a_forged_or_altered_link_gets_a_clear_page_and_resumes_nothing(mode: str) -> None:
+    hitl, answers = account_server()
+    links = Links()
+    async with (
+        serving(hitl) as url,
+        Client(url, mode=mode, elicitation_callback=links) as client,
+        httpx.AsyncClient() as browser,
+        anyio.create_task_group() as tg,
+    ):
+        base = url.removesuffix("/mcp")
+        call = Call(tg, client, "open_account", {})
+        link = (await links.next()).url
+        page = await open_form(browser, link)
+        token = link.rsplit("/", 1)[1]
+        middle = len(token) // 2
+        altered = token[:middle] + ("A" if token[middle] != "A" else "B") + token[middle + 1 :]
+        forged = secrets.token_urlsafe(len(token) * 3 // 4)
+        for bad in (forged, altered):
+            bad_link = f"{base}/elicit/f/{bad}"
+            assert_refused(await browser.get(bad_link), 400, "This link is not valid")
+            assert_refused(await press(browser, bad_link, page, "accept", GOOD), 400, "This link is not valid")
+        assert_open(hitl, call, answers)
+
+        done = await press(browser, link, page, "accept", GOOD)
+        assert done.status_code == 200, done.text
+        assert text_of(await call.result()) == "Accepted"
+    assert_accepted_account(answers)
+
+
+async def test_an_expired_link_gets_a_clear_page(mode: str) -> None:
+    server = MCPServer("expiry")
+    hitl = Elicitation(server, timeout=10)
+    timed_out = anyio.Event()
+
+    @server.tool()
+    async def hurry(ctx: Context) -> str:
+        try:
+            await hitl.secure_form(ctx, "Quick, the key", Account, timeout=0.5)
+        except ElicitationTimeout:
+            timed_out.set()
+            return "timed out"
+        return "answered"
+
+    links = Links()
+    async with (
+        serving(hitl) as url,
+        Client(url, mode=mode, elicitation_callback=links) as client,
+        httpx.AsyncClient() as browser,
+        anyio.create_task_group() as tg,
+    ):
+        call = Call(tg, client, "hurry", {})
+        link = (await links.next()).url
+        page = await open_form(browser, link)
+        with anyio.fail_after(5):
+            await timed_out.wait()
+        assert_refused(await browser.get(link), 400, "This link has expired")
+        assert_refused(await press(browser, link, page, "accept", GOOD), 400, "This link has expired")
+        assert text_of(await call.result()) == "timed out"
+    assert hitl.pending_questions == 0
+
+
+async def test_a_used_link_is_refused_and_the_tool_resumes_only_once(mode: str) -> None:
+    hitl, answers = account_server()
+    links = Links()
+    async with (
+        serving(hitl) as url,
+        Client(url, mode=mode, elicitation_callback=links) as client,
+        httpx.AsyncClient() as browser,
+        anyio.create_task_group() as tg,
+    ):
+        call = Call(tg, client, "open_account", {})
+        link = (await links.next()).url
+        page = await open_form(browser, link)
+        done = await press(browser, link, page, "accept", GOOD)
+        assert done.status_code == 200, done.text
+        assert text_of(await call.result()) == "Accepted"
+
+        assert_refused(await press(browser, link, page, "decline"), 410, "This question was already answered")
+        assert_refused(await browser.get(link), 410, "This question was already answered")
+    assert_accepted_account(answers)
+
+
+async def test_a_callback_link_does_not_open_the_form_page(mode: str) -> None:
+    server = MCPServer("purpose")
+    hitl = Elicitation(server, timeout=10)
+    flows: list[ElicitationResult[dict[str, str]]] = []
+
+    @server.tool()
+    async def sign_in(ctx: Context) -> str:
+        def start(callback: str, state: str) -> str:
+            return f"https://id.example.com/authorize?redirect_uri={quote(callback, safe='')}&state={state}"
+
+        flows.append(await hitl.url_flow(ctx, "Sign in", start))
+        return flows[-1].action
+
+    links = Links()
+    async with (
+        serving(hitl) as url,
+        Client(url, mode=mode, elicitation_callback=links) as client,
+        httpx.AsyncClient() as browser,
+        anyio.create_task_group() as tg,
+    ):
+        base = url.removesuffix("/mcp")
+        call = Call(tg, client, "sign_in", {})
+        [state] = parse_qs(urlsplit((await links.next()).url).query)["state"]
+        assert_refused(await browser.get(f"{base}/elicit/f/{state}"), 400, "This link is not valid")
+        posted = await browser.post(f"{base}/elicit/f/{state}", data={"_action": "accept"})
+        assert_refused(posted, 400, "This link is not valid")
+        assert_open(hitl, call, flows)
+
+        back = await browser.get(f"{base}/elicit/cb", params={"state": state, "code": "xyz"})
+        assert back.status_code == 200, back.text
+        assert text_of(await call.result()) == "accept"
+    assert flows == [Accepted(data={"code": "xyz"}, content={"code": "xyz"})]
+
+
+# --- what the page does with hostile input, and how it protects itself -----------------------------
+
+
+class Hostile(BaseModel):
+    note: str = Field(title="<script>alert(2)</script>", description="<script>alert(3)</script>")
+
+
+def assert_locked_down(response: httpx.Response) -> None:
+    policy = response.headers["content-security-policy"]
+    assert "default-src 'none'" in policy
+    assert "script-src" not in policy
+    assert response.headers["x-frame-options"] == "DENY"
+    assert response.headers["cache-control"] == "no-store"
+
+
+async def test_a_script_in_the_message_title_or_description_renders_as_text_under_a_strict_policy(mode: str) -> None:
+    server = MCPServer("escape")
+    hitl = Elicitation(server, timeout=10)
+
+    @server.tool()
+    async def hostile(ctx: Context) -> str:
+        return (await hitl.secure_form(ctx, "<script>alert(1)</script> Sign here", Hostile)).action
+
+    links = Links()
+    async with (
+        serving(hitl) as url,
+        Client(url, mode=mode, elicitation_callback=links) as client,
+        httpx.AsyncClient() as browser,
+        anyio.create_task_group() as tg,
+    ):
+        base = url.removesuffix("/mcp")
+        call = Call(tg, client, "hostile", {})
+        link = (await links.next()).url
+        page = await open_form(browser, link)
+        refused = await browser.get(f"{base}/elicit/f/{secrets.token_urlsafe(90)}")
+        done = await press(browser, link, page, "decline")
+        assert text_of(await call.result()) == "decline"
+
+    html = page.response.text
+    assert "<script" not in html
+    for n in (1, 2, 3):
+        assert f"&lt;script&gt;alert({n})&lt;/script&gt;" in html
+    for response in (page.response, refused, done):
+        assert_locked_down(response)
+
+
+async def test_a_post_without_a_matching_csrf_field_and_cookie_is_refused_and_resumes_nothing(mode: str) -> None:
+    hitl, answers = account_server()
+    links = Links()
+    async with (
+        serving(hitl) as url,
+        Client(url, mode=mode, elicitation_callback=links) as client,
+        httpx.AsyncClient() as browser,
+        httpx.AsyncClient() as stranger,
+        anyio.create_task_group() as tg,
+    ):
+        call = Call(tg, client, "open_account", {})
+        link = (await links.next()).url
+        page = await open_form(browser, link)
+        without_field = await browser.post(link, data={"_action": "accept", **GOOD})
+        mismatched = await browser.post(link, data={"_csrf": secrets.token_urlsafe(24), "_action": "accept", **GOOD})
+        without_cookie = await press(stranger, link, page, "accept", GOOD)
+        for refused in (without_field, mismatched, without_cookie):
+            assert refused.status_code == 403, refused.text
+            assert "was not sent from this page" in refused.text
+        assert_open(hitl, call, answers)
+
+        done = await press(browser, link, page, "accept", GOOD)
+        assert done.status_code == 200, done.text
+        assert text_of(await call.result()) == "Accepted"
+    assert_accepted_account(answers)
+
+
+# --- elicit_url: links elicitkit does not serve ----------------------------------------------------
+
+CHECKOUT = "https://pay.example.com/checkout/42?lang=en"
+
+
+def checkout_server(**elicit_options: Any) -> Elicitation:
+    server = MCPServer("checkout")
+    hitl = Elicitation(server, timeout=10)
+
+    @server.tool()
+    async def pay(url: str, ctx: Context) -> str:
+        try:
+            result = await hitl.elicit_url(ctx, "Pay the invoice", url, **elicit_options)
+        except ValueError as exc:
+            return f"refused: {exc}"
+        match result:
+            case Accepted(data=None):
+                return "agreed to open it"
+            case Declined():
+                return "declined"
+            case _:
+                return f"unexpected {result!r}"
+
+    return hitl
+
+
+@pytest.mark.parametrize(("reply", "outcome"), [("accept", "agreed to open it"), ("decline", "declined")])
+async def test_an_external_link_returns_as_soon_as_the_person_agrees_or_declines_to_open_it(
+    mode: str, reply: Literal["accept", "decline"], outcome: str
+) -> None:
+    hitl = checkout_server()
+    links = Links(reply)
+    async with serving(hitl) as url, Client(url, mode=mode, elicitation_callback=links) as client:
+        with anyio.fail_after(5):
+            result = await client.call_tool("pay", {"url": CHECKOUT})
+    assert text_of(result) == outcome
+    assert [(a.message, a.url) for a in links.asked] == [("Pay the invoice", CHECKOUT)]
+    assert hitl.active_runs == 0
+
+
+@pytest.mark.parametrize(
+    ("bad", "says"),
+    [
+        ("http://pay.example.com/checkout/42", "must be https (plain http only for loopback)"),
+        ("https://ada:hunter2@pay.example.com/checkout/42", "must not carry credentials"),
+    ],
+)
+async def test_a_plain_http_or_credential_carrying_link_is_refused_before_the_client_sees_it(
+    mode: str, bad: str, says: str
+) -> None:
+    hitl = checkout_server()
+    links = Links()
+    async with serving(hitl) as url, Client(url, mode=mode, elicitation_callback=links) as client:
+        result = await client.call_tool("pay", {"url": bad})
+    assert text_of(result).startswith("refused: ")
+    assert says in text_of(result)
+    assert links.asked == []
+
+
+async def test_required_error_ends_a_2025_11_25_call_with_the_url_required_error() -> None:
+    hitl = checkout_server(required_error=True)
+    links = Links()
+    async with serving(hitl) as url, Client(url, mode="legacy", elicitation_callback=links) as client:
+        with pytest.raises(MCPError) as raised:
+            await client.call_tool("pay", {"url": CHECKOUT})
+    error = raised.value.error
+    assert error.code == URL_REQUIRED
+    assert isinstance(error.data, dict)
+    [elicitation] = error.data["elicitations"]
+    assert elicitation["url"] == CHECKOUT
+    assert elicitation["mode"] == "url"
+    assert elicitation["elicitationId"]
+    assert links.asked == []
+
+
+async def test_required_error_asks_as_usual_on_2026_07_28() -> None:
+    hitl = checkout_server(required_error=True)
+    links = Links()
+    async with serving(hitl) as url, Client(url, mode="auto", elicitation_callback=links) as client:
+        result = await client.call_tool("pay", {"url": CHECKOUT})
+    assert text_of(result) == "agreed to open it"
+    assert [a.url for a in links.asked] == [CHECKOUT]
+
+
+# --- how each era learns that the page is done -------------------------------------------------------
+
+
+async def test_on_2025_11_25_the_client_is_told_the_elicitation_it_opened_is_complete() -> None:
+    hitl, answers = account_server()
+    completed: list[str] = []
+    told = anyio.Event()
+
+    async def on_message(message: IncomingMessage) -> None:
+        if isinstance(message, ElicitCompleteNotification):
+            completed.append(message.params.elicitation_id)
+            told.set()
+
+    links = Links()
+    async with (
+        serving(hitl) as url,
+        Client(url, mode="legacy", elicitation_callback=links, message_handler=on_message) as client,
+        httpx.AsyncClient() as browser,
+        anyio.create_task_group() as tg,
+    ):
+        call = Call(tg, client, "open_account", {})
+        asked = await links.next()
+        page = await open_form(browser, asked.url)
+        assert completed == []
+        await press(browser, asked.url, page, "accept", GOOD)
+        assert text_of(await call.result()) == "Accepted"
+        with anyio.fail_after(5):
+            await told.wait()
+    assert asked.elicitation_id
+    assert completed == [asked.elicitation_id]
+    assert_accepted_account(answers)
+
+
+async def test_on_2026_07_28_a_slow_person_is_waited_for_without_sending_them_to_the_link_again() -> None:
+    hitl, answers = account_server()
+    hitl._engine.url_wait = 0.2
+    retries: list[bytes] = []
+    second_retry = anyio.Event()
+
+    def count_retries(body: bytes) -> None:
+        if b'"requestState"' in body:
+            retries.append(body)
+            if len(retries) == 2:
+                second_retry.set()
+
+    wire = WireRecorder(hitl.server.streamable_http_app(), on_request=count_retries)
+    links = Links()
+    async with serve_app(wire) as base:
+        hitl.public_url = base
+        async with (
+            Client(f"{base}/mcp", mode="auto", elicitation_callback=links) as client,
+            httpx.AsyncClient() as browser,
+            anyio.create_task_group() as tg,
+        ):
+            call = Call(tg, client, "open_account", {})
+            link = (await links.next()).url
+            with anyio.fail_after(5):
+                await second_retry.wait()
+            # The first retry (the client's accept) came back with nothing but a requestState.
+            assert any(
+                b'"resultType":"input_required"' in r and b'"requestState"' in r and b'"inputRequests"' not in r
+                for r in wire.responses
+            )
+            page = await open_form(browser, link)
+            done = await press(browser, link, page, "accept", GOOD)
+            assert done.status_code == 200, done.text
+            result = await call.result()
+    assert text_of(result) == "Accepted"
+    assert_accepted_account(answers)
+    assert len(links.asked) == 1
+    assert b'"inputResponses"' in retries[0]
+    assert b'"inputResponses"' not in retries[1]
+
+
+# --- third-party flows ----------------------------------------------------------------------------
+
+
+def fake_oauth_provider() -> Starlette:
+    """An authorization server that approves at once: /authorize redirects back with a code."""
+
+    async def authorize(request: Request) -> RedirectResponse:
+        back = urlencode({"code": "abc", "state": request.query_params["state"]})
+        return RedirectResponse(f"{request.query_params['redirect_uri']}?{back}", status_code=302)
+
+    return Starlette(routes=[Route("/authorize", authorize)])
+
+
+async def test_an_oauth_flow_hands_the_tool_the_code_and_its_callback_works_once(mode: str) -> None:
+    server = MCPServer("oauth")
+    hitl = Elicitation(server, timeout=10)
+    provider: dict[str, str] = {}
+    flows: list[ElicitationResult[dict[str, str]]] = []
+
+    @server.tool()
+    async def connect_calendar(ctx: Context) -> str:
+        def start(callback: str, state: str) -> str:
+            return f"{provider['url']}/authorize?redirect_uri={quote(callback, safe='')}&state={state}"
+
+        flows.append(await hitl.url_flow(ctx, "Connect your calendar", start))
+        return flows[-1].action
+
+    links = Links()
+    async with (
+        serve_app(fake_oauth_provider()) as provider_url,
+        serving(hitl) as url,
+        Client(url, mode=mode, elicitation_callback=links) as client,
+        httpx.AsyncClient(follow_redirects=True) as browser,
+        anyio.create_task_group() as tg,
+    ):
+        provider["url"] = provider_url
+        call = Call(tg, client, "connect_calendar", {})
+        asked = await links.next()
+        assert asked.url.startswith(f"{provider_url}/authorize?")
+        landed = await browser.get(asked.url)
+        assert [r.status_code for r in landed.history] == [302]
+        assert landed.url.path == "/elicit/cb"
+        assert landed.status_code == 200, landed.text
+        assert "All set" in landed.text
+        assert text_of(await call.result()) == "accept"
+
+        assert_refused(await browser.get(landed.url), 410, "This link was already used")
+    assert flows == [Accepted(data={"code": "abc"}, content={"code": "abc"})]
+
+
+# --- clients that cannot open links ----------------------------------------------------------------
+
+
+async def test_a_client_that_cannot_open_links_gets_the_link_through_the_model(mode: str) -> None:
+    hitl, answers = account_server()
+    async with serving(hitl) as url, Client(url, mode=mode) as client, httpx.AsyncClient() as browser:
+        base = url.removesuffix("/mcp")
+        pending = await client.call_tool("open_account", {})
+        assert pending.meta is not None
+        elicit_id = pending.meta["elicitationPending"]["elicitId"]
+        found = re.search(rf"{re.escape(base)}/elicit/f/[\w-]+", text_of(pending))
+        assert found is not None, text_of(pending)
+        link = found[0]
+        done = await press(browser, link, await open_form(browser, link), "accept", GOOD)
+        assert done.status_code == 200, done.text
+        with anyio.fail_after(10):
+            result = await client.call_tool(
+                "sendElicitationResult", {"elicitId": elicit_id, "action": "accept", "content": {}}
+            )
+    assert not result.is_error, text_of(result)
+    assert text_of(result) == "Accepted"
+    assert_accepted_account(answers)
+    assert SECRET not in text_of(pending)
+    assert hitl.active_runs == 0
+
+
+async def test_with_the_error_policy_a_client_that_cannot_open_links_gets_an_error(mode: str) -> None:
+    hitl, answers = account_server(fallback="error")
+    async with serving(hitl) as url, Client(url, mode=mode) as client:
+        result = await client.call_tool("open_account", {})
+    assert result.is_error
+    assert "The client did not declare that it can show links (URL mode)" in text_of(result)
+    assert answers == []
+
+
+async def test_secure_form_results_never_carry_secrets_in_the_clear() -> None:
+    from elicitkit.engine.run import Answer, Question
+    from elicitkit.urlmode import REDACTED
+
+    class Login(BaseModel):
+        user: str
+        password: SecretStr
+
+    server = MCPServer("redaction")
+    hitl = Elicitation(server, public_url="http://127.0.0.1:1")
+
+    async def answered(ctx: Any, question: Question, timeout: float) -> Answer:
+        return Answer("accept", {"user": "ada", "password": "hunter2-secret"})
+
+    hitl._engine.ask = answered  # type: ignore[method-assign]
+    from types import SimpleNamespace
+
+    ctx: Any = SimpleNamespace(request_context=SimpleNamespace())  # no auth: the principal is None
+    result = await hitl.secure_form(ctx, "Log in", Login)
+    assert isinstance(result, Accepted)
+    assert result.data.password.get_secret_value() == "hunter2-secret"
+    assert result.content == {"user": "ada", "password": REDACTED}
+    assert "hunter2" not in repr(result)
