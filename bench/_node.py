@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import socket
 import sys
 import time
@@ -117,7 +118,21 @@ async def main() -> None:
         print(f"READY {port}", flush=True)
 
     http.startup = startup  # type: ignore[method-assign]
-    await http.serve(sockets=[sock])
+    watchdog = asyncio.create_task(exit_with_parent(http))
+    try:
+        await http.serve(sockets=[sock])
+    finally:
+        watchdog.cancel()
+
+
+async def exit_with_parent(http: uvicorn.Server) -> None:
+    """Shut down when the benchmark that started this node is gone (killed before it could stop us)."""
+    parent = os.getppid()
+    while True:  # polled: the kernel signals nothing here
+        await asyncio.sleep(1)
+        if os.getppid() != parent:
+            http.should_exit = True
+            return
 
 
 if __name__ == "__main__":

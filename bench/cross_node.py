@@ -82,12 +82,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Coroutine, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -106,6 +106,7 @@ NODE_APP = Path(__file__).with_name("_node.py")
 SECRET = "cross-node-bench-secret-0123456789abcdef0123"
 TARGET_MS = 5.0
 LIGHT_CONCURRENCY = 10
+T = TypeVar("T")
 
 
 # -- processes -----------------------------------------------------------------
@@ -114,9 +115,11 @@ LIGHT_CONCURRENCY = 10
 class Node:
     """One server process (bench/_node.py)."""
 
-    def __init__(self, store: str, name: str) -> None:
+    def __init__(self, store: str, name: str, log: Path) -> None:
         self.name = name
         self.args = [sys.executable, str(NODE_APP), "--store", store, "--node", name, "--secret", SECRET]
+        self.log = log
+        """The node's stderr (its warnings and errors)."""
         self.process: subprocess.Popen[str] | None = None
         self.port = 0
 
@@ -126,12 +129,16 @@ class Node:
 
     async def start(self) -> None:
         env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-        self.process = subprocess.Popen(self.args, stdout=subprocess.PIPE, text=True, env=env)  # noqa: ASYNC220
+        with self.log.open("w") as stderr:  # the child keeps its own copy of the descriptor
+            self.process = subprocess.Popen(  # noqa: ASYNC220
+                self.args, stdout=subprocess.PIPE, stderr=stderr, text=True, env=env
+            )
         assert self.process.stdout is not None
         with anyio.fail_after(30):
-            line = await anyio.to_thread.run_sync(self.process.stdout.readline)
+            line = await anyio.to_thread.run_sync(self.process.stdout.readline, abandon_on_cancel=True)
         if not line.startswith("READY "):
-            raise RuntimeError(f"node {self.name} did not start: {line!r}")
+            tail = "\n".join(self.log.read_text().splitlines()[-20:])
+            raise RuntimeError(f"node {self.name} did not start: {line!r}\n{tail}")
         self.port = int(line.split()[1])
 
     def stop(self) -> None:
@@ -147,6 +154,13 @@ class Node:
                 process.wait()
         if process.stdout is not None:
             process.stdout.close()
+
+    def notable(self) -> list[str]:
+        """Warning and error lines the node logged."""
+        if not self.log.exists():
+            return []
+        lines = self.log.read_text(errors="replace").splitlines()
+        return [f"{self.name}: {line}" for line in lines if "WARNING" in line or "ERROR" in line]
 
 
 @asynccontextmanager
@@ -275,14 +289,16 @@ async def server_stats(client: Client) -> dict[str, list[float]]:
     return stats
 
 
-async def bench(runs: int, concurrency: int, warmup: int, light: int, serial: int) -> list[Phase]:
+async def bench(runs: int, concurrency: int, warmup: int, light: int, serial: int) -> tuple[list[Phase], list[str]]:
+    """The measured phases, and the warnings and errors the nodes logged."""
     phases: list[Phase] = []
+    logged: list[str] = []
     nodes: list[Node] = []
     with tempfile.TemporaryDirectory(prefix="elicitkit-bench-") as tmp:
         redis = RedisServer(Path(tmp) / "redis")
         try:
             await redis.start()
-            a, b = Node(redis.url, "node-a"), Node(redis.url, "node-b")
+            a, b = (Node(redis.url, name, Path(tmp) / f"{name}.log") for name in ("node-a", "node-b"))
             nodes += [a, b]
             async with anyio.create_task_group() as tg:
                 tg.start_soon(a.start)
@@ -311,8 +327,26 @@ async def bench(runs: int, concurrency: int, warmup: int, light: int, serial: in
             with anyio.CancelScope(shield=True):
                 for node in nodes:
                     await anyio.to_thread.run_sync(node.stop)
+                    logged += node.notable()
                 await redis.stop()
-    return phases
+    return phases, logged
+
+
+async def interruptible(work: Coroutine[Any, Any, T]) -> T | None:
+    """Run `work`; Ctrl-C or SIGTERM cancels it (its finally blocks stop every process) and returns None."""
+    result: T | None = None
+
+    async def cancel_on_signal(scope: anyio.CancelScope) -> None:
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async for _ in signals:
+                scope.cancel()
+                return
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(cancel_on_signal, tg.cancel_scope)
+        result = await work
+        tg.cancel_scope.cancel()
+    return result
 
 
 # -- report --------------------------------------------------------------------
@@ -347,7 +381,7 @@ def verdict(ms: float) -> str:
     return "met" if ms < TARGET_MS else "MISSED"
 
 
-def report(phases: list[Phase], warmup: int, seconds: float) -> float:
+def report(phases: list[Phase], logged: list[str], warmup: int, seconds: float) -> float:
     loaded = phases[0]
     print(
         f"elicitkit cross-node benchmark: 2 nodes (uvicorn, streamable HTTP) + redis-server {redis_version()} "
@@ -395,6 +429,7 @@ def report(phases: list[Phase], warmup: int, seconds: float) -> float:
             f"end to end {e2e:8.2f} ms ({verdict(e2e)}), server side {server:7.2f} ms ({verdict(server)}); "
             f"paired forwarding cost p99 {paired:7.2f} ms ({verdict(paired)})"
         )
+    print(f"node logs: {len(logged)} warning/error lines" + "".join(f"\n  {line[:200]}" for line in logged[:5]))
     checked = sum(2 * p.pairs for p in phases)
     print(
         f"all {checked} measured answers returned their own run's result, finished by the owner; total {seconds:.1f} s"
@@ -416,12 +451,13 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("--runs and --concurrency must be at least 1; --warmup, --light and --serial at least 0")
     logging.getLogger("mcp").setLevel(logging.WARNING)
     logging.getLogger("httpx2").setLevel(logging.WARNING)
-    # A SIGTERM unwinds like Ctrl-C, so the finally blocks stop redis-server and the nodes.
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
-
     start = time.perf_counter()
-    phases = anyio.run(bench, args.runs, args.concurrency, args.warmup, args.light, args.serial)
-    p99 = report(phases, args.warmup, time.perf_counter() - start)
+    outcome = anyio.run(interruptible, bench(args.runs, args.concurrency, args.warmup, args.light, args.serial))
+    if outcome is None:
+        print("interrupted: redis-server and both nodes were stopped", file=sys.stderr)
+        sys.exit(130)
+    phases, logged = outcome
+    p99 = report(phases, logged, args.warmup, time.perf_counter() - start)
     print(f"p99_ms={p99:.2f}")
 
 

@@ -112,7 +112,8 @@ async def serve_app(app: Any) -> AsyncIterator[str]:
     except ImportError:  # pragma: no cover - depends on the environment
         raise ImportError("serve_app needs uvicorn: pip install 'elicitkit[dev]'") from None
 
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY only on sockets whose proto says TCP.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     http = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
