@@ -17,10 +17,13 @@ import json
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import suppress
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
+from anyio.streams.memory import MemoryObjectSendStream
 from mcp.server.context import HandlerResult
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR
@@ -44,6 +47,17 @@ logger = logging.getLogger("elicitkit")
 # (run id, payload) -> the run's next outcome as a wire dict, or None when the run is not held here.
 Handler = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any] | None]]
 PrincipalOf = Callable[[str], "str | Missing | None"]
+
+
+@dataclass(frozen=True, slots=True)
+class _Exchange:
+    owner: str
+    run_id: str
+    principal: str | None
+    timeout: float
+    wait: float
+    check_every: float
+    mid: str
 
 
 class Missing:
@@ -83,9 +97,47 @@ class Cluster:
         self.node = node
         self.prefix = prefix
         self._seen: OrderedDict[str, float] = OrderedDict()
+        # Replies to this node's forwards arrive on one long-lived subscription, routed by message id.
+        self._waiters: dict[str, MemoryObjectSendStream[bytes]] = {}
+        self._replies_open = 0
 
     def channel(self, node: str) -> str:
         return f"{self.prefix}:node:{node}"
+
+    def reply_channel(self) -> str:
+        return f"{self.prefix}:replies:{self.node}"
+
+    async def serve_replies(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+        """Route replies to this node's forwards to their waiters, until cancelled; a lost subscription is renewed."""
+        started = False
+        while True:
+            try:
+                async with self.broker.listen(self.reply_channel()) as replies:
+                    self._replies_open += 1
+                    try:
+                        if not started:
+                            task_status.started()
+                            started = True
+                        async for raw in replies:
+                            self._route_reply(raw)
+                    finally:
+                        self._replies_open -= 1
+            except Exception as exc:
+                logger.warning("Node %s lost its reply channel (%s); subscribing again", self.node, type(exc).__name__)
+            if not started:
+                task_status.started()
+                started = True
+            await anyio.sleep(0.1)
+
+    def _route_reply(self, raw: bytes) -> None:
+        try:
+            mid = str(json.loads(raw.partition(b"\n")[0])["id"])
+        except (ValueError, KeyError, TypeError):
+            return
+        waiter = self._waiters.get(mid)
+        if waiter is not None:
+            with suppress(anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                waiter.send_nowait(raw)
 
     async def heartbeat(self, lease: float) -> None:
         """Declare this node alive, renewing at a third of the lease, until cancelled; outages are waited out."""
@@ -147,14 +199,22 @@ class Cluster:
         except (TamperedRecord, ValueError):
             logger.warning("Dropped a message for run %s that failed authentication", run_id)
             return
-        # Acknowledge at once: the sender's timeout covers "is the owner there", not how long the body works.
-        await self.broker.publish(reply, json.dumps({"id": mid, "ack": True}).encode())
-        outcome = await handle(run_id, payload)
+        # Acknowledge at once, alongside the resume: the sender's timeout covers "is the owner there",
+        # not how long the body works.
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._publish_quietly, reply, json.dumps({"id": mid, "ack": True}).encode())
+            outcome = await handle(run_id, payload)
         if outcome is None:
             await self.broker.publish(reply, json.dumps({"id": mid, "gone": True}).encode())
             return
         sealed = self.sealer.seal(principal, json.dumps(outcome).encode(), aad=_aad("reply", mid, run_id))
         await self.broker.publish(reply, json.dumps({"id": mid}).encode() + b"\n" + sealed)
+
+    async def _publish_quietly(self, channel: str, message: bytes) -> None:
+        try:
+            await self.broker.publish(channel, message)
+        except Exception as exc:
+            logger.warning("Publishing to %s failed (%s)", channel, type(exc).__name__)
 
     async def _publish_to(self, owner: str, message: bytes, timeout: float) -> bool:
         """Publish to a live owner; a moment with no listener (its broker reconnecting) is retried until `timeout`."""
@@ -187,40 +247,56 @@ class Cluster:
         outcome is awaited for up to `wait` seconds (the run's own expiry) in all.
         """
         mid = new_id()
+        exchange = _Exchange(owner, run_id, principal, timeout, wait, check_every, mid)
+        if self._replies_open:
+            send, receive = anyio.create_memory_object_stream[bytes](8)
+            self._waiters[mid] = send
+            try:
+                async with receive:
+                    return await self._exchange(exchange, payload, self.reply_channel(), receive)
+            finally:
+                del self._waiters[mid]
+                send.close()
         reply = f"{self.prefix}:reply:{mid}"
-        header = json.dumps({"id": mid, "run": run_id, "reply": reply}).encode()
-        body = self.sealer.seal(principal, json.dumps(payload).encode(), aad=_aad(mid, run_id, reply))
         async with self.broker.listen(reply) as replies:
-            if not await self._publish_to(owner, header + b"\n" + body, timeout):
-                return None
-            incoming = aiter(replies)
-            started = anyio.current_time()
-            acked = False
-            while anyio.current_time() - started < wait:
-                raw: bytes | None = None
-                with anyio.move_on_after(min(check_every, timeout)):
-                    try:
-                        raw = await anext(incoming)
-                    except StopAsyncIteration:
-                        return None
-                if raw is None:
-                    if (acked or anyio.current_time() - started >= timeout) and not await self.store.is_alive(owner):
-                        logger.warning("Node %s went away holding run %s; taking the run over", owner, run_id)
-                        return None
-                    continue
-                head, _, sealed = raw.partition(b"\n")
-                meta = json.loads(head)
-                if meta.get("gone"):
-                    return None
-                if meta.get("ack"):
-                    acked = True
-                    continue
+            return await self._exchange(exchange, payload, reply, replies)
+
+    async def _exchange(
+        self, ex: _Exchange, payload: dict[str, Any], reply: str, replies: AsyncIterator[bytes]
+    ) -> dict[str, Any] | None:
+        header = json.dumps({"id": ex.mid, "run": ex.run_id, "reply": reply}).encode()
+        body = self.sealer.seal(ex.principal, json.dumps(payload).encode(), aad=_aad(ex.mid, ex.run_id, reply))
+        if not await self._publish_to(ex.owner, header + b"\n" + body, ex.timeout):
+            return None
+        incoming = aiter(replies)
+        started = anyio.current_time()
+        acked = False
+        while anyio.current_time() - started < ex.wait:
+            raw: bytes | None = None
+            with anyio.move_on_after(min(ex.check_every, ex.timeout)):
                 try:
-                    outcome: dict[str, Any] = json.loads(
-                        self.sealer.open(principal, sealed, aad=_aad("reply", mid, run_id))
-                    )
-                except TamperedRecord:
-                    logger.warning("Dropped a reply for run %s that failed authentication", run_id)
-                    continue
-                return outcome
+                    raw = await anext(incoming)
+                except StopAsyncIteration:
+                    return None
+            if raw is None:
+                overdue = acked or anyio.current_time() - started >= ex.timeout
+                if overdue and not await self.store.is_alive(ex.owner):
+                    logger.warning("Node %s went away holding run %s; taking the run over", ex.owner, ex.run_id)
+                    return None
+                continue
+            head, _, sealed = raw.partition(b"\n")
+            meta = json.loads(head)
+            if meta.get("gone"):
+                return None
+            if meta.get("ack"):
+                acked = True
+                continue
+            try:
+                outcome: dict[str, Any] = json.loads(
+                    self.sealer.open(ex.principal, sealed, aad=_aad("reply", ex.mid, ex.run_id))
+                )
+            except TamperedRecord:
+                logger.warning("Dropped a reply for run %s that failed authentication", ex.run_id)
+                continue
+            return outcome
         return None

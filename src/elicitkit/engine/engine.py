@@ -115,6 +115,7 @@ class Engine:
         async with anyio.create_task_group() as tg:
             if self.shared:
                 await tg.start(self.cluster.serve, self._principal_of, self._handle_forwarded)
+                await tg.start(self.cluster.serve_replies)
                 tg.start_soon(self.cluster.heartbeat, self.lease)
             tg.start_soon(self._sweep)
             hosts = self._hosts.setdefault(id(lifespan_state), [])
@@ -236,7 +237,7 @@ class Engine:
                 return
             # Nobody is waiting (a timeout ended the body between rounds): keep the result for the next request.
             with anyio.move_on_after(self.run_expiry):
-                await run.picked.wait()
+                await run.wait_picked()
         finally:
             if run.final is None:
                 # Wake any request still waiting for this run (one that raced its expiry or shutdown).
@@ -271,7 +272,7 @@ class Engine:
         if outcome is None:
             return self._still_waiting(run)
         if isinstance(outcome, Final):
-            run.picked.set()
+            run.mark_picked()
             if outcome.error is not None:
                 raise outcome.error
             result: HandlerResult = outcome.result

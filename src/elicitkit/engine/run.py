@@ -115,8 +115,9 @@ class Run:
     """True when the body runs inside its request (handshake era, or no lifespan to host it)."""
     rctx: Any = None
     """The request currently waiting for this run's next outcome (its context), if any."""
-    picked: anyio.Event = field(default_factory=anyio.Event)
-    """Set once a request has taken the final outcome."""
+    picked: bool = False
+    """True once a request has taken the final outcome."""
+    _picked: anyio.Event | None = None
     arguments: dict[str, Any] = field(default_factory=dict)
     stale: bool = False
     """Another node took this run over; this copy stops and leaves the records alone."""
@@ -125,7 +126,18 @@ class Run:
     journal: dict[int, Any] = field(default_factory=dict)
     """Entries recorded before this body started (a replay); consulted by `elicit` and `step`."""
     next_seq: int = 0
-    _changed: anyio.Event = field(default_factory=anyio.Event)
+    # Created only while someone waits: 10,000 suspended runs should not carry idle events.
+    _changed: anyio.Event | None = None
+
+    def mark_picked(self) -> None:
+        self.picked = True
+        if self._picked is not None:
+            self._picked.set()
+
+    async def wait_picked(self) -> None:
+        if not self.picked:
+            self._picked = anyio.Event()
+            await self._picked.wait()
 
     def advance(self) -> int:
         """The journal position of the body's next `elicit` or `step`."""
@@ -141,7 +153,8 @@ class Run:
         self._notify()
 
     def _notify(self) -> None:
-        self._changed.set()
+        if self._changed is not None:
+            self._changed.set()
 
     async def next_outcome(self) -> Final | list[Question]:
         """Wait until the body finishes or has questions waiting; batch concurrent ones."""
