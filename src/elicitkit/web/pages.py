@@ -29,7 +29,7 @@ main { max-width: 34rem; margin: 0 auto; }
 .brand { font-size: .8rem; letter-spacing: .06em; text-transform: uppercase; opacity: .65; margin: 0 0 .5rem; }
 h1 { font-size: 1.35rem; margin: 0 0 1.25rem; white-space: pre-wrap; overflow-wrap: anywhere; }
 .field { margin: 0 0 1.1rem; border: 0; padding: 0; }
-.field > label, legend { display: block; font-weight: 600; margin-bottom: .3rem; }
+.field > label, legend { display: block; font-weight: 600; margin-bottom: .3rem; padding: 0; }
 input[type=text], input[type=email], input[type=url], input[type=password], input[type=number],
 input[type=date], input[type=datetime-local], select {
   width: 100%; padding: .55rem .65rem; font: inherit; border-radius: 8px;
