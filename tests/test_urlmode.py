@@ -888,3 +888,31 @@ async def test_secure_form_results_never_carry_secrets_in_the_clear() -> None:
     assert result.data.password.get_secret_value() == "hunter2-secret"
     assert result.content == {"user": "ada", "password": REDACTED}
     assert "hunter2" not in repr(result)
+
+
+async def test_a_link_minted_for_another_principal_is_refused_and_resumes_nothing(mode: str) -> None:
+    from elicitkit.web.tokens import Link
+
+    hitl, answers = account_server()
+    links = Links()
+    async with (
+        serving(hitl) as url,
+        Client(url, mode=mode, elicitation_callback=links) as client,
+        httpx.AsyncClient() as browser,
+        anyio.create_task_group() as tg,
+    ):
+        base = url.removesuffix("/mcp")
+        call = Call(tg, client, "open_account", {})
+        link = (await links.next()).url
+        page = await open_form(browser, link)
+        real = hitl._tokens.read(link.rsplit("/", 1)[1], "form")
+        # A genuine token, sealed by the server, for the same question but someone else.
+        foreign = hitl._tokens.mint(Link(real.question_id, "mallory", "form", real.expires_at))
+        foreign_link = f"{base}/elicit/f/{foreign}"
+        assert_refused(await browser.get(foreign_link), 410, "already answered, or it has expired")
+        assert_refused(await press(browser, foreign_link, page, "accept", GOOD), 410, "already answered")
+        assert_open(hitl, call, answers)
+        done = await press(browser, link, page, "accept", GOOD)
+        assert done.status_code == 200, done.text
+        assert text_of(await call.result()) == "Accepted"
+    assert_accepted_account(answers)
