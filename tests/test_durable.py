@@ -17,6 +17,7 @@ from mcp_types import CallToolResult, InputRequiredResult, TextContent
 from elicitkit import Accepted, Elicitation
 from elicitkit.stores.memory import MemoryStore
 from elicitkit.testing import ScriptedHuman, accept
+from tests.examples import load_example
 
 pytestmark = pytest.mark.anyio
 
@@ -172,24 +173,10 @@ async def test_a_step_in_a_run_that_cannot_be_replayed_just_runs() -> None:
     assert text(result) == "7 / not journaled"
 
 
-def load_provisioner() -> Any:
-    import importlib.util
-    import sys
-
-    path = Path(__file__).resolve().parents[1] / "examples" / "provisioner.py"
-    spec = importlib.util.spec_from_file_location("provisioner_example", path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 async def test_the_provisioner_example_runs_on_sqlite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ELICITKIT_STORE", f"sqlite:///{tmp_path / 'p.db'}")
     monkeypatch.setenv("ELICITKIT_SECRET", SECRET)
-    module = load_provisioner()
+    module = load_example("provisioner")
     human = ScriptedHuman(accept({"value": "large"}), accept({"value": True}))
     async with Client(module.server, mode="auto", elicitation_callback=human) as client:
         result = await client.call_tool("provision", {"name": "web"})

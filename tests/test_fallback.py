@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 
 from elicitkit import Accepted, ClientOverride, Elicitation, ElicitationTimeout, Titles
 from elicitkit.testing import ScriptedHuman, accept, call_through_model, decline, serve_http
+from tests.examples import load_example
 
 pytestmark = pytest.mark.anyio
 
@@ -373,23 +374,8 @@ async def test_keepalive_progress_flows_while_a_person_thinks() -> None:
     assert {m for _, m in beats} == {"Waiting for a person to answer"}
 
 
-def load_example() -> Any:
-    import importlib.util
-    import sys
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[1] / "examples" / "deploy_desk.py"
-    spec = importlib.util.spec_from_file_location("deploy_desk_fallback", path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 async def test_a_client_without_forms_completes_every_example_tool(mode: str) -> None:
-    example = load_example()
+    example = load_example("deploy_desk")
     human = ScriptedHuman(
         accept({"approved": True}),
         accept({"value": "prod-us"}),

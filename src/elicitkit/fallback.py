@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from mcp.server.context import HandlerResult
 from mcp.server.mcpserver import Context
-from mcp_types import CallToolResult, ElicitResult, TextContent
+from mcp_types import CallToolResult, ElicitResult, ListToolsResult, TextContent
 
 __all__ = [
     "DEFAULT_TOOL",
@@ -28,6 +29,7 @@ __all__ = [
     "error_result",
     "parse_send_args",
     "render_pending",
+    "shape_tools",
     "tool_description",
     "widen_output_schema",
 ]
@@ -207,3 +209,21 @@ def parse_send_args(arguments: Any, tool: str) -> SendResultArgs | CallToolResul
 def wall_clock(deadline: float, now: float) -> float:
     """Convert an event-loop deadline to seconds since the epoch."""
     return time.time() + (deadline - now)
+
+
+def shape_tools(result: HandlerResult, fallback_tool: str, *, needed: bool) -> HandlerResult:
+    """A `tools/list` result with the fallback tool shown only when `needed`, and output schemas widened then."""
+    if isinstance(result, ListToolsResult):
+        wire: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+    elif isinstance(result, dict) and isinstance(result.get("tools"), list):
+        wire = result
+    else:
+        return result
+    tools: list[dict[str, Any]] = wire["tools"]
+    if not needed:
+        shaped = [t for t in tools if t.get("name") != fallback_tool]
+    else:
+        shaped = [
+            {**t, "outputSchema": widen_output_schema(t["outputSchema"])} if t.get("outputSchema") else t for t in tools
+        ]
+    return {**wire, "tools": shaped}

@@ -30,7 +30,7 @@ from elicitkit.validation import check_content, to_data
 if TYPE_CHECKING:
     from elicitkit.engine.engine import Engine
 
-__all__ = ["STATE_PREFIX", "ended_error", "resume", "send_result", "state_error"]
+__all__ = ["STATE_PREFIX", "complete", "ended_error", "resume", "send_result", "state_error"]
 
 logger = logging.getLogger("elicitkit")
 
@@ -205,6 +205,36 @@ async def _journaled(
     if existing is None or existing.kind != "answer" or existing.digest != digest:
         return answer
     return existing.answer()
+
+
+async def complete(engine: Engine, question_id: str, principal: str | None, answer: Answer) -> bool:
+    """An answer from one of elicitkit's pages or callbacks; False when no open question matches."""
+    question = engine.url_questions.get(question_id)
+    if question is not None:
+        run = question.owner
+        if question.answer is not None or question.caller[0] != principal:
+            return False
+        if run is not None and run.hosted:
+            entry = Entry("answer", question.digest, answer.action, answer.content)
+            if not question.secret_fields or not engine.durability.plain:
+                await engine.durability.record(run.id, run.principal, question.seq, entry)
+        question.resolve(answer)
+        return True
+    record = await engine.durability.load_question(question_id, principal)
+    if record is None or record.mode != "url":
+        return False
+    if not await engine.durability.claim_round(record.run_id, f"page:{question_id}", engine.run_expiry):
+        return False
+    entry = Entry("answer", record.digest, answer.action, answer.content)
+    if not record.secret or not engine.durability.plain:
+        await engine.durability.record(record.run_id, principal, record.seq, entry)
+    found = await engine.durability.load_run(record.run_id, principal)
+    if found is not None and found[0] != engine.node and await engine.store.is_alive(found[0]):
+        payload = {"op": "complete", "question": question_id, "answer": [answer.action, answer.content]}
+        await engine.cluster.forward(
+            found[0], record.run_id, principal, payload, engine.forward_timeout, 5.0, check_every=engine.lease / 3
+        )
+    return True
 
 
 def _still_open(tool: str, exc: InvalidElicitationContent) -> CallToolResult:

@@ -15,11 +15,10 @@ request, asks on the session, and nothing is stored.
 
 from __future__ import annotations
 
-import inspect
 import json
 import logging
 import math
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
 from contextvars import ContextVar
 from typing import Any, Literal
@@ -32,20 +31,17 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import (
     INTERNAL_ERROR,
     ElicitRequest,
-    ElicitRequestFormParams,
-    ElicitRequestURLParams,
     InputRequiredResult,
-    ListToolsResult,
 )
 
 from elicitkit import _mcp
 from elicitkit.clients import ClientOverride
 from elicitkit.engine import delivery, routes
 from elicitkit.engine.cluster import MISSING, Cluster, Missing, encode_outcome
-from elicitkit.engine.journal import Durability, Entry, QuestionRecord, RunRecord, SealerLike
-from elicitkit.engine.run import Answer, Final, Question, Run, new_id
+from elicitkit.engine.journal import Durability, Entry, RunRecord, SealerLike
+from elicitkit.engine.run import Answer, Final, Question, Run, call, new_id
 from elicitkit.errors import StoreUnavailable, TamperedRecord
-from elicitkit.fallback import FallbackHandler, render_pending, wall_clock, widen_output_schema
+from elicitkit.fallback import FallbackHandler, render_pending, shape_tools, wall_clock
 from elicitkit.stores.base import Broker, Store
 from elicitkit.stores.guarded import guarded
 
@@ -202,21 +198,8 @@ class Engine:
 
     def _shape_tools(self, ctx: ServerRequestContext[Any, Any], result: HandlerResult) -> HandlerResult:
         """Show the fallback tool only to clients that need it, and widen output schemas for them."""
-        if isinstance(result, ListToolsResult):
-            wire: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
-        elif isinstance(result, dict) and isinstance(result.get("tools"), list):
-            wire = result
-        else:
-            return result
-        tools: list[dict[str, Any]] = wire["tools"]
-        if self.fallback != "llm" or routes.native_possible(self, ctx):
-            shaped = [t for t in tools if t.get("name") != self.fallback_tool]
-        else:
-            shaped = [
-                {**t, "outputSchema": widen_output_schema(t["outputSchema"])} if t.get("outputSchema") else t
-                for t in tools
-            ]
-        return {**wire, "tools": shaped}
+        needed = self.fallback == "llm" and not routes.native_possible(self, ctx)
+        return shape_tools(result, self.fallback_tool, needed=needed)
 
     async def drive(self, run: Run, rctx: ServerRequestContext[Any, Any], call_next: CallNext) -> None:
         """Run a hosted body to its end; keep the run's records only while it can still be resumed."""
@@ -287,7 +270,7 @@ class Engine:
             return self._pending_for_model(run, by_model[0])
         nonce = run.expect_retry(self.run_expiry)
         return InputRequiredResult(
-            input_requests={q.id: ElicitRequest(params=_wire_params(q)) for q in outcome},
+            input_requests={q.id: ElicitRequest(params=q.wire_params()) for q in outcome},
             request_state=f"{delivery.STATE_PREFIX}{run.id}.{nonce}",
         )
 
@@ -311,32 +294,7 @@ class Engine:
 
     async def complete(self, question_id: str, principal: str | None, answer: Answer) -> bool:
         """An answer from one of our pages or callbacks; False when no open question matches."""
-        question = self.url_questions.get(question_id)
-        if question is not None:
-            run = question.owner
-            if question.answer is not None or question.caller[0] != principal:
-                return False
-            if run is not None and run.hosted:
-                entry = Entry("answer", question.digest, answer.action, answer.content)
-                if not question.secret_fields or not self.durability.plain:
-                    await self.durability.record(run.id, run.principal, question.seq, entry)
-            question.resolve(answer)
-            return True
-        record = await self.durability.load_question(question_id, principal)
-        if record is None or record.mode != "url":
-            return False
-        if not await self.durability.claim_round(record.run_id, f"page:{question_id}", self.run_expiry):
-            return False
-        entry = Entry("answer", record.digest, answer.action, answer.content)
-        if not record.secret or not self.durability.plain:
-            await self.durability.record(record.run_id, principal, record.seq, entry)
-        found = await self.durability.load_run(record.run_id, principal)
-        if found is not None and found[0] != self.node and await self.store.is_alive(found[0]):
-            payload = {"op": "complete", "question": question_id, "answer": [answer.action, answer.content]}
-            await self.cluster.forward(
-                found[0], record.run_id, principal, payload, self.forward_timeout, 5.0, check_every=self.lease / 3
-            )
-        return True
+        return await delivery.complete(self, question_id, principal, answer)
 
     # -- forwarded from other nodes ----------------------------------------------
 
@@ -378,7 +336,7 @@ class Engine:
         """Run `fn` once per run: a replay returns its journaled result instead of calling it again."""
         run = _current_run.get()
         if run is None or not run.hosted:
-            return await _call(fn)
+            return await call(fn)
         seq = run.advance()
         entry = run.journal.get(seq)
         if entry is not None and entry.kind == "step" and entry.digest == name:
@@ -393,7 +351,7 @@ class Engine:
                 run.stale = True
                 run.scope.cancel()
                 await anyio.lowlevel.checkpoint()
-        value = await _call(fn)
+        value = await call(fn)
         try:
             json.dumps(value)
         except (TypeError, ValueError):
@@ -423,30 +381,4 @@ class Engine:
             del self._session_questions[question.session]
 
     async def save_question(self, run: Run, question: Question) -> None:
-        record = QuestionRecord(
-            run_id=run.id,
-            seq=question.seq,
-            digest=question.digest,
-            message=question.message,
-            schema=question.schema.wire,
-            route=question.route,
-            principal=run.principal,
-            mode=question.mode,
-            secret=question.secret_fields,
-        )
-        await self.durability.save_question(question.id, record, wall_clock(question.expires_at, anyio.current_time()))
-
-
-def _wire_params(question: Question) -> ElicitRequestFormParams | ElicitRequestURLParams:
-    if question.mode == "url":
-        assert question.url is not None
-        return ElicitRequestURLParams(mode="url", message=question.message, url=question.url)
-    return ElicitRequestFormParams(message=question.message, requested_schema=question.schema.wire)
-
-
-async def _call(fn: Callable[[], Any]) -> Any:
-    result = fn()
-    if inspect.isawaitable(result):
-        awaited: Awaitable[Any] = result
-        return await awaited
-    return result
+        await self.durability.save_pending(run.id, run.principal, question)

@@ -18,6 +18,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import anyio
+
 from elicitkit.engine.run import Answer
 from elicitkit.errors import TamperedRecord
 from elicitkit.stores.base import Store
@@ -119,6 +121,22 @@ class Durability:
         }
         sealed = self._seal(record.principal, value, f"question:{question_id}")
         await self.store.put_question(question_id, record.run_id, sealed, expires_at)
+
+    async def save_pending(self, run_id: str, principal: str | None, question: Any) -> None:
+        """Record an open question of a run (an `engine.run.Question`), so any node can take its answer."""
+        record = QuestionRecord(
+            run_id=run_id,
+            seq=question.seq,
+            digest=question.digest,
+            message=question.message,
+            schema=question.schema.wire,
+            route=question.route,
+            principal=principal,
+            mode=question.mode,
+            secret=question.secret_fields,
+        )
+        remaining = question.expires_at - anyio.current_time()
+        await self.save_question(question.id, record, time.time() + remaining)
 
     def _question(self, question_id: str, principal: str | None, sealed: bytes) -> QuestionRecord | None:
         try:

@@ -8,22 +8,34 @@ request (the first call, then every retry) waits for the run's *next outcome*
 
 from __future__ import annotations
 
+import inspect
 import math
 import secrets
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 import anyio.lowlevel
+from mcp_types import ElicitRequestFormParams, ElicitRequestURLParams
 
 from elicitkit.schema import FormSchema
 
-__all__ = ["Answer", "Final", "Question", "Run", "new_id"]
+__all__ = ["Answer", "Final", "Question", "Run", "call", "new_id"]
 
 # Scheduler turns a request lets pass after a question appears, so that sibling tasks
 # of the same body post theirs into the same round; more while new ones keep coming.
 _BATCH_TURNS = 3
 _BATCH_TURNS_MAX = 20
+
+
+async def call(fn: Callable[[], Any]) -> Any:
+    """Call a plain or async function."""
+    result = fn()
+    if inspect.isawaitable(result):
+        awaited: Awaitable[Any] = result
+        return await awaited
+    return result
 
 
 def new_id() -> str:
@@ -75,6 +87,13 @@ class Question:
         if self.answer is None:
             self._answered = anyio.Event()
             await self._answered.wait()
+
+    def wire_params(self) -> ElicitRequestFormParams | ElicitRequestURLParams:
+        """How the question goes on the wire in an `InputRequiredResult`."""
+        if self.mode == "url":
+            assert self.url is not None
+            return ElicitRequestURLParams(mode="url", message=self.message, url=self.url)
+        return ElicitRequestFormParams(message=self.message, requested_schema=self.schema.wire)
 
     def resolve(self, answer: Answer) -> bool:
         """Deliver `answer`; False when the question already had one."""
