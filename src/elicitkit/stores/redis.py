@@ -319,6 +319,8 @@ class _Messages:
     def __init__(self, pubsub: PubSub, *, reconnect_for: float) -> None:
         self._pubsub = pubsub
         self._reconnect_for = reconnect_for
+        self.resubscribed = anyio.Event()
+        """Set each time the subscription is back after a dropped connection (a fresh Event per drop)."""
 
     def __aiter__(self) -> _Messages:
         return self
@@ -328,8 +330,10 @@ class _Messages:
         delay = 0.01
         while True:
             try:
-                message = await self._pubsub.get_message(ignore_subscribe_messages=True, timeout=None)
+                message = await self._pubsub.get_message(timeout=None)
             except (RedisConnectionError, RedisTimeoutError):
+                if self.resubscribed.is_set():
+                    self.resubscribed = anyio.Event()
                 now = time.monotonic()
                 failing_since = now if failing_since is None else failing_since
                 if now - failing_since >= self._reconnect_for:
@@ -339,6 +343,10 @@ class _Messages:
                 await anyio.sleep(delay)
                 delay = min(delay * 2, 0.1)
                 continue
-            if message is not None and message["type"] == "message":
+            if message is None:
+                continue
+            if message["type"] == "subscribe":  # redis-py subscribed again after reconnecting
+                self.resubscribed.set()
+            elif message["type"] == "message":
                 data: bytes = message["data"]
                 return data
