@@ -537,7 +537,10 @@ async def test_a_callback_link_does_not_open_the_form_page(mode: str) -> None:
     ):
         base = url.removesuffix("/mcp")
         call = Call(tg, client, "sign_in", {})
-        [state] = parse_qs(urlsplit((await links.next()).url).query)["state"]
+        # The client's link is elicitkit's own: it binds this browser, then sends it to the provider.
+        go = await browser.get((await links.next()).url)
+        assert go.status_code == 303
+        [state] = parse_qs(urlsplit(go.headers["location"]).query)["state"]
         assert_refused(await browser.get(f"{base}/elicit/f/{state}"), 400, "This link is not valid")
         posted = await browser.post(f"{base}/elicit/f/{state}", data={"_action": "accept"})
         assert_refused(posted, 400, "This link is not valid")
@@ -818,9 +821,10 @@ async def test_an_oauth_flow_hands_the_tool_the_code_and_its_callback_works_once
         provider["url"] = provider_url
         call = Call(tg, client, "connect_calendar", {})
         asked = await links.next()
-        assert asked.url.startswith(f"{provider_url}/authorize?")
+        assert asked.url.startswith(f"{url.removesuffix('/mcp')}/elicit/go/")
         landed = await browser.get(asked.url)
-        assert [r.status_code for r in landed.history] == [302]
+        assert [r.status_code for r in landed.history] == [303, 302]
+        assert landed.history[0].headers["location"].startswith(f"{provider_url}/authorize?")
         assert landed.url.path == "/elicit/cb"
         assert landed.status_code == 200, landed.text
         assert "All set" in landed.text
@@ -913,6 +917,87 @@ async def test_a_link_minted_for_another_principal_is_refused_and_resumes_nothin
         assert_refused(await press(browser, foreign_link, page, "accept", GOOD), 410, "already answered")
         assert_open(hitl, call, answers)
         done = await press(browser, link, page, "accept", GOOD)
+        assert done.status_code == 200, done.text
+        assert text_of(await call.result()) == "Accepted"
+    assert_accepted_account(answers)
+
+
+async def test_a_callback_from_a_browser_that_never_opened_the_link_is_refused(mode: str) -> None:
+    """Whoever saw the authorize URL (the client, the model) cannot hand the tool a code of their own."""
+    server = MCPServer("forged-callback")
+    hitl = Elicitation(server, timeout=10)
+    flows: list[ElicitationResult[dict[str, str]]] = []
+
+    @server.tool()
+    async def sign_in(ctx: Context) -> str:
+        def start(callback: str, state: str) -> str:
+            return f"https://id.example.com/authorize?redirect_uri={quote(callback, safe='')}&state={state}"
+
+        flows.append(await hitl.url_flow(ctx, "Sign in", start))
+        return flows[-1].action
+
+    links = Links()
+    async with (
+        serving(hitl) as url,
+        Client(url, mode=mode, elicitation_callback=links) as client,
+        httpx.AsyncClient() as person,
+        httpx.AsyncClient() as attacker,
+        anyio.create_task_group() as tg,
+    ):
+        base = url.removesuffix("/mcp")
+        call = Call(tg, client, "sign_in", {})
+        go = await person.get((await links.next()).url)
+        [state] = parse_qs(urlsplit(go.headers["location"]).query)["state"]
+        forged = await attacker.get(f"{base}/elicit/cb", params={"state": state, "code": "ATTACKERS-OWN"})
+        assert_refused(forged, 403, "Open the link from the conversation again")
+        assert_open(hitl, call, flows)
+        back = await person.get(f"{base}/elicit/cb", params={"state": state, "code": "the-real-one"})
+        assert back.status_code == 200, back.text
+        assert text_of(await call.result()) == "accept"
+    assert flows == [Accepted(data={"code": "the-real-one"}, content={"code": "the-real-one"})]
+
+
+async def test_with_page_identity_only_the_person_who_was_asked_can_use_the_link(mode: str) -> None:
+    from starlette.requests import Request as PageRequest
+
+    async def identity(request: PageRequest) -> str | None:
+        return request.headers.get("x-test-user")  # stands in for a session cookie or SSO
+
+    hitl, answers = account_server(page_identity=identity)
+    links = Links()
+    async with (
+        serving(hitl) as url,
+        Client(url, mode=mode, elicitation_callback=links) as client,
+        httpx.AsyncClient(headers={"x-test-user": "bob"}) as bob,
+        httpx.AsyncClient() as browser,
+        anyio.create_task_group() as tg,
+    ):
+        call = Call(tg, client, "open_account", {})
+        link = (await links.next()).url
+        assert_refused(await bob.get(link), 403, "sent to someone else")
+        assert_open(hitl, call, answers)
+        # Unauthenticated here, the asked principal is None too: the person who was asked gets through.
+        page = await open_form(browser, link)
+        done = await press(browser, link, page, "accept", GOOD)
+        assert done.status_code == 200, done.text
+        assert text_of(await call.result()) == "Accepted"
+    assert_accepted_account(answers)
+
+
+async def test_a_second_tab_does_not_break_the_first(mode: str) -> None:
+    hitl, answers = account_server()
+    links = Links()
+    async with (
+        serving(hitl) as url,
+        Client(url, mode=mode, elicitation_callback=links) as client,
+        httpx.AsyncClient() as browser,
+        anyio.create_task_group() as tg,
+    ):
+        call = Call(tg, client, "open_account", {})
+        link = (await links.next()).url
+        first_tab = await open_form(browser, link)
+        await open_form(browser, link)  # the person opens the link again
+        done = await press(browser, link, first_tab, "accept", GOOD)
         assert done.status_code == 200, done.text
         assert text_of(await call.result()) == "Accepted"
     assert_accepted_account(answers)

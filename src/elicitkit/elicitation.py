@@ -27,6 +27,7 @@ from elicitkit.stores.memory import MemoryBroker, MemoryStore
 from elicitkit.stores.sqlite import SQLiteStore
 from elicitkit.urlmode import UrlMode
 from elicitkit.validation import to_data
+from elicitkit.web.app import PageIdentity
 from elicitkit.web.tokens import LinkTokens
 
 __all__ = ["Elicitation"]
@@ -91,6 +92,11 @@ class Elicitation(AskHelpers, UrlMode):
             on loopback. Can also be set later: `hitl.public_url = ...`.
         url_wait: seconds a 2026-07-28 retry (or a fallback answer) waits for
             the person to finish elicitkit's page before it is told to retry later.
+        page_identity: `async (request) -> principal` telling who opens one of
+            elicitkit's pages (your session cookie or SSO). When given, only the
+            principal who was asked can use a link, as the spec requires of
+            servers with users. Without it, links are bearer links bound to the
+            first browser that opens them.
     """
 
     def __init__(
@@ -112,6 +118,7 @@ class Elicitation(AskHelpers, UrlMode):
         lease: float = 15.0,
         public_url: str | None = None,
         url_wait: float = 10.0,
+        page_identity: PageIdentity | None = None,
     ) -> None:
         _check_timeout(timeout)
         _check_timeout(run_expiry)
@@ -170,6 +177,7 @@ class Elicitation(AskHelpers, UrlMode):
             url_wait=url_wait,
         )
         self._tokens = LinkTokens(secrets or None)
+        self._page_identity = page_identity
         self._public_url = None
         self.public_url = public_url
         setattr(server, _ATTACHED, self)

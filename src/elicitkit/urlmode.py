@@ -28,7 +28,7 @@ from elicitkit.errors import ElicitationError
 from elicitkit.results import Accepted, Cancelled, Declined, ElicitationResult
 from elicitkit.schema import FormSchema, compile_schema
 from elicitkit.validation import to_data
-from elicitkit.web.app import Pages
+from elicitkit.web.app import PageIdentity, Pages
 from elicitkit.web.tokens import Link, LinkTokens
 
 if TYPE_CHECKING:
@@ -42,7 +42,9 @@ _NO_FIELDS = FormSchema(wire={"type": "object", "properties": {}}, source=None, 
 
 
 def check_url(url: str) -> str:
-    """Refuse anything but https (plain http for loopback only), and URLs that carry credentials."""
+    """Refuse anything but https (plain http for loopback only), URLs that carry credentials, and stray characters."""
+    if any(c.isspace() or ord(c) < 0x20 or ord(c) == 0x7F or c == "\\" for c in url):
+        raise ValueError("An elicitation URL must not contain whitespace, control characters or backslashes")
     parts = urlsplit(url)
     if parts.username is not None or parts.password is not None:
         raise ValueError("An elicitation URL must not carry credentials (user:password@)")
@@ -70,6 +72,12 @@ class UrlMode:
     _tokens: LinkTokens
     timeout: float
     _public_url: str | None
+    _page_identity: PageIdentity | None
+
+    @property
+    def page_identity(self) -> PageIdentity | None:
+        """`async (request) -> principal`: who opens a page, checked against who was asked (None: not checked)."""
+        return self._page_identity
 
     @property
     def public_url(self) -> str | None:
@@ -82,7 +90,7 @@ class UrlMode:
 
     def routes(self) -> list[Route]:
         """elicitkit's page routes, to add to your own Starlette/FastAPI app (next to the mounted MCP app)."""
-        return Pages(self._engine, self._tokens).routes()
+        return Pages(self._engine, self._tokens, self).routes()
 
     def _base(self) -> str:
         if self._public_url is None:
@@ -157,10 +165,12 @@ class UrlMode:
         """
         question_id = new_id()
         limit = self._timeout(timeout)
-        state = self._tokens.mint(
-            Link(question_id, _mcp.principal(ctx.request_context), "callback", time.time() + limit)
-        )
-        url = check_url(start(f"{self._base()}/elicit/cb", state))
+        principal = _mcp.principal(ctx.request_context)
+        state = self._tokens.mint(Link(question_id, principal, "callback", time.time() + limit))
+        target = check_url(start(f"{self._base()}/elicit/cb", state))
+        # The person goes through elicitkit first, which binds their browser: the callback must come back to it.
+        go = self._tokens.mint(Link(question_id, principal, "go", time.time() + limit, target=target))
+        url = f"{self._base()}/elicit/go/{go}"
         question = self._url_question(message, url, _NO_FIELDS, timeout, observable=True, question_id=question_id)
         answer = await self._engine.ask(ctx, question, limit)
         content = answer.content if isinstance(answer.content, Mapping) else {}

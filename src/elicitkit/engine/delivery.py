@@ -223,6 +223,8 @@ async def complete(engine: Engine, question_id: str, principal: str | None, answ
     record = await engine.durability.load_question(question_id, principal)
     if record is None or record.mode != "url":
         return False
+    if record.seq in await engine.store.journal(record.run_id):
+        return False  # already answered (the run has moved past this question)
     if not await engine.durability.claim_round(record.run_id, f"page:{question_id}", engine.run_expiry):
         return False
     entry = Entry("answer", record.digest, answer.action, answer.content)

@@ -126,6 +126,11 @@ async def ask(engine: Engine, ctx: Context[Any, Any], run: Run | None, question:
     finally:
         question.scope = None
         engine.forget(question)
+        if run is not None and run.hosted and question.route in ("mrtr", "llm") and question.mode == "form":
+            # The stored record must not outlive the question: its elicitId must stop working. (A link's
+            # record stays with its run; the journal says it was answered.)
+            with anyio.CancelScope(shield=True), suppress(Exception):
+                await engine.store.delete_question(question.id)
     if question.answer is None:
         raise ElicitationTimeout(timeout)
     if question.route == "native" and question.observable:

@@ -1,9 +1,17 @@
 """elicitkit's pages: the secure form a link opens, and the callback third-party flows return to.
 
     GET  /elicit/f/{token}    the question as a form (no JavaScript)
-    POST /elicit/f/{token}    submit, decline or cancel (CSRF-protected, validated again here)
-    GET  /elicit/cb?state=…   where a third party (OAuth, payments) redirects back
+    POST /elicit/f/{token}    submit, decline or cancel
+    GET  /elicit/go/{token}   binds this browser to a third-party flow, then redirects to it
+    GET  /elicit/cb?state=…   where the third party (OAuth, payments) redirects back
     GET  /elicit/static/style.css
+
+The first elicitkit page a browser opens for a question binds that browser to
+it with a sealed, per-question cookie (`SameSite=Lax`, `HttpOnly`). A form
+POST must carry the cookie and the same value in a hidden field (CSRF), and a
+callback must come back to a bound browser: someone who only saw a link or an
+authorize URL cannot complete the question. With `page_identity`, the person
+opening the page must also be the principal who was asked.
 
 Every response carries a strict Content-Security-Policy and is never cached.
 Links are sealed, expiring and usable once; a forged, expired, reused or
@@ -12,13 +20,15 @@ foreign link gets a clear page and resumes nothing.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import hmac
-import logging
-import secrets
-from typing import TYPE_CHECKING, Any
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from elicitkit.engine.run import Answer
@@ -32,13 +42,14 @@ from elicitkit.web.tokens import InvalidLink, Link, LinkTokens
 if TYPE_CHECKING:
     from elicitkit.engine.engine import Engine
 
-__all__ = ["Pages"]
+__all__ = ["PageIdentity", "PageSettings", "Pages"]
 
-logger = logging.getLogger("elicitkit")
+PageIdentity = Callable[[Request], Awaitable[str | None]]
+"""`async (request) -> principal`: who is opening the page (your session or SSO), compared with who was asked."""
 
-_CSRF_COOKIE = "ek_csrf"
 _CLOSE = "You can close this page and return to the conversation."
-_STALE_FORM = "This form expired or was not sent from this page. Reload the link and try again."
+_GONE = "This question was already answered, or it has expired."
+_UNBOUND = "Open the link from the conversation again, in this browser, and try again."
 _HEADERS = {
     "Content-Security-Policy": CSP,
     "X-Content-Type-Options": "nosniff",
@@ -48,8 +59,12 @@ _HEADERS = {
 }
 
 
-def _html(body: str, status: int = 200) -> HTMLResponse:
-    return HTMLResponse(body, status_code=status, headers=_HEADERS)
+class PageSettings(Protocol):
+    @property
+    def public_url(self) -> str | None: ...
+
+    @property
+    def page_identity(self) -> PageIdentity | None: ...
 
 
 class _Form:
@@ -62,21 +77,74 @@ class _Form:
 
 
 class Pages:
-    """The routes, bound to an engine and its link tokens."""
+    """The routes, bound to an engine, its link tokens and the page settings."""
 
-    def __init__(self, engine: Engine, tokens: LinkTokens) -> None:
+    def __init__(self, engine: Engine, tokens: LinkTokens, settings: PageSettings) -> None:
         self.engine = engine
         self.tokens = tokens
+        self.settings = settings
 
     def routes(self) -> list[Route]:
         return [
             Route("/elicit/f/{token}", self.form, methods=["GET", "POST"]),
+            Route("/elicit/go/{token}", self.go, methods=["GET"]),
             Route("/elicit/cb", self.callback, methods=["GET"]),
             Route("/elicit/static/style.css", self.style, methods=["GET"]),
         ]
 
     async def style(self, request: Request) -> Response:
         return Response(STYLESHEET, media_type="text/css", headers={"Cache-Control": "public, max-age=3600"})
+
+    # -- helpers -------------------------------------------------------------
+
+    @staticmethod
+    def _root(request: Request) -> str:
+        return str(request.scope.get("root_path", "")).rstrip("/")
+
+    def _html(self, request: Request, body: Callable[[str], str], status: int = 200) -> HTMLResponse:
+        return HTMLResponse(
+            body(f"{self._root(request)}/elicit/static/style.css"), status_code=status, headers=_HEADERS
+        )
+
+    def _error(self, request: Request, text: str, status: int) -> HTMLResponse:
+        return self._html(request, lambda css: error_page(text, css=css), status)
+
+    def _done(self, request: Request, title: str, text: str, symbol: str = "✓") -> HTMLResponse:
+        return self._html(request, lambda css: message_page(title, text, symbol=symbol, css=css))
+
+    @staticmethod
+    def _cookie_name(question_id: str) -> str:
+        return "ek_" + hashlib.sha256(question_id.encode()).hexdigest()[:16]
+
+    def _bound(self, request: Request, link: Link) -> str | None:
+        """This browser's binding to the question, if it has a valid one."""
+        value = request.cookies.get(self._cookie_name(link.question_id))
+        if not value:
+            return None
+        try:
+            bound = self.tokens.read(value, "browser")
+        except InvalidLink:
+            return None
+        return value if bound.question_id == link.question_id and bound.principal == link.principal else None
+
+    def _bind(self, request: Request, response: Response, link: Link, value: str | None = None) -> str:
+        """Bind this browser to the question (reusing an existing binding, so a second tab keeps working)."""
+        value = value or self._bound(request, link) or self.tokens.mint(dataclasses.replace(link, purpose="browser"))
+        public = self.settings.public_url or ""
+        response.set_cookie(
+            self._cookie_name(link.question_id),
+            value,
+            httponly=True,
+            samesite="lax",  # sent on the top-level redirect back from a third party; never on cross-site POSTs
+            secure=public.startswith("https://") or request.url.scheme == "https",
+            path=f"{self._root(request)}/elicit/",
+            max_age=max(1, int(link.expires_at - time.time())),
+        )
+        return value
+
+    async def _same_person(self, request: Request, link: Link) -> bool:
+        identity = self.settings.page_identity
+        return identity is None or await identity(request) == link.principal
 
     async def _question(self, link: Link) -> _Form | None:
         question = self.engine.url_questions.get(link.question_id)
@@ -85,44 +153,47 @@ class Pages:
                 return None
             return _Form(question.message, question.schema, local=True)
         record = await self.engine.durability.load_question(link.question_id, link.principal)
-        if record is None or record.mode != "url":
+        if record is None or record.mode != "url" or record.seq in await self.engine.store.journal(record.run_id):
             return None
-        return _Form(record.message, compile_schema(record.schema), local=False)
+        schema = dataclasses.replace(compile_schema(record.schema), secret_fields=record.secret)
+        return _Form(record.message, schema, local=False)
+
+    # -- routes ------------------------------------------------------------------
 
     async def form(self, request: Request) -> Response:
         try:
             link = self.tokens.read(request.path_params["token"], "form")
         except InvalidLink as exc:
-            return _html(error_page(exc.reason), 400)
+            return self._error(request, exc.reason, 400)
+        if not await self._same_person(request, link):
+            return self._error(request, "This link was sent to someone else.", 403)
         found = await self._question(link)
         if found is None:
-            return _html(error_page("This question was already answered, or it has expired."), 410)
+            return self._error(request, _GONE, 410)
         if request.method == "GET":
-            return self._render(request, found, status=200)
+            return self._render(request, link, found, status=200)
         form = await request.form()
         field = form.get("_csrf")
-        cookie = request.cookies.get(_CSRF_COOKIE)
-        if not (isinstance(field, str) and cookie and hmac.compare_digest(field, cookie)):
-            return _html(
-                error_page("This form expired or was not sent from this page. Reload the link and try again."), 403
-            )
+        bound = self._bound(request, link)
+        if not (isinstance(field, str) and bound and hmac.compare_digest(field.encode(), bound.encode())):
+            return self._error(request, "This form was not sent from this page. Reload the link and try again.", 403)
         action = form.get("_action")
         if action not in ("accept", "decline", "cancel"):
-            return _html(error_page("Choose Submit, Decline or Cancel."), 400)
+            return self._error(request, "Choose Submit, Decline or Cancel.", 400)
         content: dict[str, Any] | None = None
         if action == "accept":
             lists = {key: [v for v in form.getlist(key) if isinstance(v, str)] for key in form}
             content = parse_form(found.schema.wire, lists)
             problems = self._problems(found, content)
             if problems:
-                return self._render(request, found, status=422, values=content, errors=problems)
+                return self._render(request, link, found, status=422, values=content, errors=problems)
         if not await self.engine.store.use_once(f"link:{link.question_id}", link.expires_at):
-            return _html(error_page("This link was already used."), 410)
+            return self._error(request, "This link was already used.", 410)
         if not await self.engine.complete(link.question_id, link.principal, Answer(str(action), content)):
-            return _html(error_page("This question was already answered, or it has expired."), 410)
+            return self._error(request, _GONE, 410)
         if action == "accept":
-            return _html(message_page("Thank you", f"Your answer was sent. {_CLOSE}"))
-        return _html(message_page("Done", _CLOSE, symbol="-"))
+            return self._done(request, "Thank you", f"Your answer was sent. {_CLOSE}")
+        return self._done(request, "Done", _CLOSE, symbol="-")
 
     @staticmethod
     def _problems(found: _Form, content: dict[str, Any]) -> dict[str, list[str]]:
@@ -140,32 +211,43 @@ class Pages:
     def _render(
         self,
         request: Request,
+        link: Link,
         found: _Form,
         *,
         status: int,
         values: dict[str, Any] | None = None,
         errors: dict[str, list[str]] | None = None,
     ) -> Response:
-        csrf = secrets.token_urlsafe(24)
-        body = form_page(
-            message=found.message,
-            schema=found.schema.wire,
-            action=str(request.url.path),
-            csrf=csrf,
-            values=values,
-            errors=errors,
-            secret=found.schema.secret_fields,
+        binding = self._bound(request, link) or self.tokens.mint(dataclasses.replace(link, purpose="browser"))
+        response = self._html(
+            request,
+            lambda css: form_page(
+                message=found.message,
+                schema=found.schema.wire,
+                action=str(request.url.path),
+                csrf=binding,
+                values=values,
+                errors=errors,
+                secret=found.schema.secret_fields,
+                css=css,
+            ),
+            status,
         )
-        response = _html(body, status)
-        response.set_cookie(
-            _CSRF_COOKIE,
-            csrf,
-            httponly=True,
-            samesite="strict",
-            secure=request.url.scheme == "https",
-            path="/elicit/",
-            max_age=3600,
-        )
+        self._bind(request, response, link, binding)
+        return response
+
+    async def go(self, request: Request) -> Response:
+        """The first stop of a third-party flow: bind this browser, then send it on."""
+        try:
+            link = self.tokens.read(request.path_params["token"], "go")
+        except InvalidLink as exc:
+            return self._error(request, exc.reason, 400)
+        if not await self._same_person(request, link):
+            return self._error(request, "This link was sent to someone else.", 403)
+        if link.target is None or await self._question(link) is None:
+            return self._error(request, _GONE, 410)
+        response = RedirectResponse(link.target, status_code=303, headers=_HEADERS)
+        self._bind(request, response, link)
         return response
 
     async def callback(self, request: Request) -> Response:
@@ -173,13 +255,18 @@ class Pages:
         try:
             link = self.tokens.read(state, "callback")
         except InvalidLink as exc:
-            return _html(error_page(exc.reason), 400)
+            return self._error(request, exc.reason, 400)
+        if self._bound(request, link) is None:
+            # Whoever saw the authorize URL could otherwise hand the tool a code of their own.
+            return self._error(request, _UNBOUND, 403)
+        if not await self._same_person(request, link):
+            return self._error(request, "This link was sent to someone else.", 403)
         if not await self.engine.store.use_once(f"link:{link.question_id}", link.expires_at):
-            return _html(error_page("This link was already used."), 410)
+            return self._error(request, "This link was already used.", 410)
         params = {key: value for key, value in request.query_params.items() if key != "state"}
         if not await self.engine.complete(link.question_id, link.principal, Answer("accept", params)):
-            return _html(error_page("This request was already completed, or it has expired."), 410)
-        return _html(message_page("All set", "You can close this page and return to the conversation."))
+            return self._error(request, "This request was already completed, or it has expired.", 410)
+        return self._done(request, "All set", _CLOSE)
 
 
 def _by_field(exc: InvalidElicitationContent) -> dict[str, list[str]]:

@@ -46,13 +46,16 @@ button.primary { background: var(--accent); border-color: var(--accent); color: 
 """
 
 
-def _page(title: str, body: str) -> str:
+CSS = "/elicit/static/style.css"
+
+
+def _page(title: str, body: str, css: str) -> str:
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         '<meta name="referrer" content="no-referrer">'
         f"<title>{escape(title)}</title>"
-        '<link rel="stylesheet" href="/elicit/static/style.css">'
+        f'<link rel="stylesheet" href="{escape(css, quote=True)}">'
         f'</head><body><main><div class="card"><p class="brand">elicitkit</p>{body}</div></main></body></html>'
     )
 
@@ -66,6 +69,7 @@ def form_page(
     values: Mapping[str, Any] | None = None,
     errors: Mapping[str, Sequence[str]] | None = None,
     secret: Collection[str] = (),
+    css: str = CSS,
 ) -> str:
     """The question as a form, with Submit, Decline and Cancel."""
     general = "".join(f'<p class="error" role="alert">{escape(e)}</p>' for e in (errors or {}).get("", ()))
@@ -82,14 +86,13 @@ def form_page(
         "</div></form>"
         '<p class="note">What you enter here goes to the tool directly, not through the assistant.</p>'
     )
-    return _page(message, body)
+    return _page(message, body, css)
 
 
-def message_page(title: str, text: str, *, symbol: str = "✓") -> str:
-    return _page(
-        title, f'<p class="status" aria-hidden="true">{escape(symbol)}</p><h1>{escape(title)}</h1><p>{escape(text)}</p>'
-    )
+def message_page(title: str, text: str, *, symbol: str = "✓", css: str = CSS) -> str:
+    body = f'<p class="status" aria-hidden="true">{escape(symbol)}</p><h1>{escape(title)}</h1><p>{escape(text)}</p>'
+    return _page(title, body, css)
 
 
-def error_page(text: str) -> str:
-    return message_page("This link cannot be used", text, symbol="⚠")
+def error_page(text: str, *, css: str = CSS) -> str:
+    return message_page("This link cannot be used", text, symbol="⚠", css=css)

@@ -21,7 +21,7 @@ from elicitkit.errors import TamperedRecord
 
 __all__ = ["InvalidLink", "Link", "LinkTokens"]
 
-Purpose = Literal["form", "callback"]
+Purpose = Literal["form", "callback", "go", "browser"]
 _AAD = b"elicitkit/v1/link"
 
 
@@ -39,6 +39,8 @@ class Link:
     principal: str | None
     purpose: Purpose
     expires_at: float
+    target: str | None = None
+    """For `go` links: where the person is sent once their browser is bound to the question."""
 
 
 class LinkTokens:
@@ -49,6 +51,8 @@ class LinkTokens:
 
     def mint(self, link: Link) -> str:
         payload = {"q": link.question_id, "p": link.principal, "u": link.purpose, "e": link.expires_at}
+        if link.target is not None:
+            payload["t"] = link.target
         sealed = self._sealer.seal(None, json.dumps(payload, separators=(",", ":")).encode(), aad=_AAD)
         return base64.urlsafe_b64encode(sealed).decode().rstrip("=")
 
@@ -61,7 +65,7 @@ class LinkTokens:
         try:
             raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
             payload = json.loads(self._sealer.open(None, raw, aad=_AAD))
-            link = Link(str(payload["q"]), payload["p"], payload["u"], float(payload["e"]))
+            link = Link(str(payload["q"]), payload["p"], payload["u"], float(payload["e"]), payload.get("t"))
         except (ValueError, KeyError, TypeError, TamperedRecord):
             raise InvalidLink("This link is not valid. Ask the assistant for a new one.") from None
         if link.purpose != purpose:
