@@ -142,6 +142,13 @@ class Pages:
         )
         return value
 
+    def _unbind(self, request: Request, response: Response, link: Link) -> Response:
+        """The question is done: drop its cookie, so a busy browser does not pile them up."""
+        response.delete_cookie(
+            self._cookie_name(link.question_id), path=f"{self._root(request)}/elicit/", httponly=True, samesite="lax"
+        )
+        return response
+
     async def _same_person(self, request: Request, link: Link) -> bool:
         identity = self.settings.page_identity
         return identity is None or await identity(request) == link.principal
@@ -192,8 +199,8 @@ class Pages:
         if not await self.engine.complete(link.question_id, link.principal, Answer(str(action), content)):
             return self._error(request, _GONE, 410)
         if action == "accept":
-            return self._done(request, "Thank you", f"Your answer was sent. {_CLOSE}")
-        return self._done(request, "Done", _CLOSE, symbol="-")
+            return self._unbind(request, self._done(request, "Thank you", f"Your answer was sent. {_CLOSE}"), link)
+        return self._unbind(request, self._done(request, "Done", _CLOSE, symbol="-"), link)
 
     @staticmethod
     def _problems(found: _Form, content: dict[str, Any]) -> dict[str, list[str]]:
@@ -256,6 +263,8 @@ class Pages:
             link = self.tokens.read(state, "callback")
         except InvalidLink as exc:
             return self._error(request, exc.reason, 400)
+        if await self._question(link) is None:
+            return self._error(request, "This link was already used, or it has expired.", 410)
         if self._bound(request, link) is None:
             # Whoever saw the authorize URL could otherwise hand the tool a code of their own.
             return self._error(request, _UNBOUND, 403)
@@ -266,7 +275,7 @@ class Pages:
         params = {key: value for key, value in request.query_params.items() if key != "state"}
         if not await self.engine.complete(link.question_id, link.principal, Answer("accept", params)):
             return self._error(request, "This request was already completed, or it has expired.", 410)
-        return self._done(request, "All set", _CLOSE)
+        return self._unbind(request, self._done(request, "All set", _CLOSE), link)
 
 
 def _by_field(exc: InvalidElicitationContent) -> dict[str, list[str]]:
