@@ -1001,3 +1001,35 @@ async def test_a_second_tab_does_not_break_the_first(mode: str) -> None:
         assert done.status_code == 200, done.text
         assert text_of(await call.result()) == "Accepted"
     assert_accepted_account(answers)
+
+
+async def test_the_pages_work_when_everything_is_mounted_under_a_path_prefix(mode: str) -> None:
+    from starlette.routing import Mount
+
+    hitl, answers = account_server()
+    mcp_app = hitl.http_app()
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with hitl.server.session_manager.run():
+            yield
+
+    parent = Starlette(routes=[Mount("/tools", app=mcp_app)], lifespan=lifespan)
+    links = Links()
+    async with serve_app(parent) as base:
+        hitl.public_url = f"{base}/tools"
+        async with (
+            Client(f"{base}/tools/mcp", mode=mode, elicitation_callback=links) as client,
+            httpx.AsyncClient() as browser,
+            anyio.create_task_group() as tg,
+        ):
+            call = Call(tg, client, "open_account", {})
+            link = (await links.next()).url
+            assert link.startswith(f"{base}/tools/elicit/f/")
+            page = await open_form(browser, link)
+            assert 'href="/tools/elicit/static/style.css"' in page.response.text
+            assert (await browser.get(f"{base}/tools/elicit/static/style.css")).status_code == 200
+            done = await press(browser, link, page, "accept", GOOD)
+            assert done.status_code == 200, done.text
+            assert text_of(await call.result()) == "Accepted"
+    assert_accepted_account(answers)
