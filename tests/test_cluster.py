@@ -255,3 +255,44 @@ async def test_a_sqlite_node_killed_and_restarted_completes_the_waiting_run(tmp_
     assert isinstance(final, CallToolResult)
     assert text(final) == f"mail: vm-mail small (code {CODE_WORD}) finished on node-2"
     assert effects_of(effects) == ["create-vm mail on node-1"]
+
+
+async def test_a_slow_owner_is_waited_for_not_raced_and_the_step_runs_once(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """The owner is frozen (SIGSTOP) past the forward timeout but within its heartbeat lease: the other
+    node must keep waiting for it rather than take the run over and perform the step a second time."""
+    effects = tmp_path / "effects.log"
+    a, b = Node(redis_server.url, "node-a", effects), Node(redis_server.url, "node-b", effects)
+    with nodes(a, b):
+        await a.start()
+        await b.start()
+        async with client(a) as on_a, client(b) as on_b:
+            first = await start(on_a, "slow")
+            assert a.process is not None
+            outcome: list[CallToolResult | InputRequiredResult] = []
+            answered = anyio.Event()
+
+            async def retry_on_b() -> None:
+                outcome.append(await answer(on_b, "slow", first, CODE_WORD))
+                answered.set()
+
+            a.process.send_signal(signal.SIGSTOP)  # node A is alive (heartbeat fresh) but not answering
+            try:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(retry_on_b)
+                    # Past node_app's forward_timeout (1 s), within its lease (3 s): B must not take over.
+                    with anyio.move_on_after(1.5):
+                        await answered.wait()
+                    assert not answered.is_set(), "the other node raced a live owner"
+                    a.process.send_signal(signal.SIGCONT)
+                    with anyio.fail_after(15):
+                        await answered.wait()
+            finally:
+                a.process.send_signal(signal.SIGCONT)
+            second = outcome[0]
+            assert isinstance(second, InputRequiredResult)
+            final = await answer(on_b, "slow", second, "large")
+    assert isinstance(final, CallToolResult)
+    assert text(final) == f"slow: vm-slow large (code {CODE_WORD}) finished on node-a"
+    assert effects_of(effects) == ["create-vm slow on node-a"]
