@@ -117,6 +117,20 @@ class Links:
         return self.asked[self._seen - 1]
 
 
+@asynccontextmanager
+async def asking(
+    hitl: Elicitation, mode: str, links: Links
+) -> AsyncIterator[tuple[str, Client, httpx.AsyncClient, anyio.abc.TaskGroup]]:
+    """The usual scene: the server over HTTP, a client that opens links, the person's browser, a task group."""
+    async with (
+        serving(hitl) as url,
+        Client(url, mode=mode, elicitation_callback=links) as client,
+        httpx.AsyncClient() as browser,
+        anyio.create_task_group() as tg,
+    ):
+        yield url, client, browser, tg
+
+
 class Call:
     """A tool call running in the background while the test plays the person."""
 
@@ -312,12 +326,7 @@ async def test_the_decline_and_cancel_buttons_end_the_question_as_that_outcome(
 ) -> None:
     hitl, answers = account_server()
     links = Links()
-    async with (
-        serving(hitl) as url,
-        Client(url, mode=mode, elicitation_callback=links) as client,
-        httpx.AsyncClient() as browser,
-        anyio.create_task_group() as tg,
-    ):
+    async with asking(hitl, mode, links) as (_, client, browser, tg):
         call = Call(tg, client, "open_account", {})
         link = (await links.next()).url
         done = await press(browser, link, await open_form(browser, link), button)
@@ -334,12 +343,7 @@ async def test_a_post_that_breaks_the_constraints_is_shown_again_with_errors_and
 ) -> None:
     hitl, answers = account_server()
     links = Links()
-    async with (
-        serving(hitl) as url,
-        Client(url, mode=mode, elicitation_callback=links) as client,
-        httpx.AsyncClient() as browser,
-        anyio.create_task_group() as tg,
-    ):
+    async with asking(hitl, mode, links) as (_, client, browser, tg):
         call = Call(tg, client, "open_account", {})
         link = (await links.next()).url
         page = await open_form(browser, link)
@@ -386,12 +390,7 @@ async def test_the_form_renders_every_field_type_with_its_defaults_and_secrets_a
         return (await hitl.secure_form(ctx, "Your profile", Profile)).action
 
     links = Links()
-    async with (
-        serving(hitl) as url,
-        Client(url, mode=mode, elicitation_callback=links) as client,
-        httpx.AsyncClient() as browser,
-        anyio.create_task_group() as tg,
-    ):
+    async with asking(hitl, mode, links) as (_, client, browser, tg):
         call = Call(tg, client, "profile", {})
         link = (await links.next()).url
         page = await open_form(browser, link)
@@ -436,12 +435,7 @@ async def test_the_form_renders_every_field_type_with_its_defaults_and_secrets_a
 async def test_a_forged_or_altered_link_gets_a_clear_page_and_resumes_nothing(mode: str) -> None:
     hitl, answers = account_server()
     links = Links()
-    async with (
-        serving(hitl) as url,
-        Client(url, mode=mode, elicitation_callback=links) as client,
-        httpx.AsyncClient() as browser,
-        anyio.create_task_group() as tg,
-    ):
+    async with asking(hitl, mode, links) as (url, client, browser, tg):
         base = url.removesuffix("/mcp")
         call = Call(tg, client, "open_account", {})
         link = (await links.next()).url
@@ -477,12 +471,7 @@ async def test_an_expired_link_gets_a_clear_page(mode: str) -> None:
         return "answered"
 
     links = Links()
-    async with (
-        serving(hitl) as url,
-        Client(url, mode=mode, elicitation_callback=links) as client,
-        httpx.AsyncClient() as browser,
-        anyio.create_task_group() as tg,
-    ):
+    async with asking(hitl, mode, links) as (_, client, browser, tg):
         call = Call(tg, client, "hurry", {})
         link = (await links.next()).url
         page = await open_form(browser, link)
@@ -497,12 +486,7 @@ async def test_an_expired_link_gets_a_clear_page(mode: str) -> None:
 async def test_a_used_link_is_refused_and_the_tool_resumes_only_once(mode: str) -> None:
     hitl, answers = account_server()
     links = Links()
-    async with (
-        serving(hitl) as url,
-        Client(url, mode=mode, elicitation_callback=links) as client,
-        httpx.AsyncClient() as browser,
-        anyio.create_task_group() as tg,
-    ):
+    async with asking(hitl, mode, links) as (_, client, browser, tg):
         call = Call(tg, client, "open_account", {})
         link = (await links.next()).url
         page = await open_form(browser, link)
@@ -529,12 +513,7 @@ async def test_a_callback_link_does_not_open_the_form_page(mode: str) -> None:
         return flows[-1].action
 
     links = Links()
-    async with (
-        serving(hitl) as url,
-        Client(url, mode=mode, elicitation_callback=links) as client,
-        httpx.AsyncClient() as browser,
-        anyio.create_task_group() as tg,
-    ):
+    async with asking(hitl, mode, links) as (url, client, browser, tg):
         base = url.removesuffix("/mcp")
         call = Call(tg, client, "sign_in", {})
         # The client's link is elicitkit's own: it binds this browser, then sends it to the provider.
@@ -576,12 +555,7 @@ async def test_a_script_in_the_message_title_or_description_renders_as_text_unde
         return (await hitl.secure_form(ctx, "<script>alert(1)</script> Sign here", Hostile)).action
 
     links = Links()
-    async with (
-        serving(hitl) as url,
-        Client(url, mode=mode, elicitation_callback=links) as client,
-        httpx.AsyncClient() as browser,
-        anyio.create_task_group() as tg,
-    ):
+    async with asking(hitl, mode, links) as (url, client, browser, tg):
         base = url.removesuffix("/mcp")
         call = Call(tg, client, "hostile", {})
         link = (await links.next()).url
@@ -899,12 +873,7 @@ async def test_a_link_minted_for_another_principal_is_refused_and_resumes_nothin
 
     hitl, answers = account_server()
     links = Links()
-    async with (
-        serving(hitl) as url,
-        Client(url, mode=mode, elicitation_callback=links) as client,
-        httpx.AsyncClient() as browser,
-        anyio.create_task_group() as tg,
-    ):
+    async with asking(hitl, mode, links) as (url, client, browser, tg):
         base = url.removesuffix("/mcp")
         call = Call(tg, client, "open_account", {})
         link = (await links.next()).url
@@ -987,12 +956,7 @@ async def test_with_page_identity_only_the_person_who_was_asked_can_use_the_link
 async def test_a_second_tab_does_not_break_the_first(mode: str) -> None:
     hitl, answers = account_server()
     links = Links()
-    async with (
-        serving(hitl) as url,
-        Client(url, mode=mode, elicitation_callback=links) as client,
-        httpx.AsyncClient() as browser,
-        anyio.create_task_group() as tg,
-    ):
+    async with asking(hitl, mode, links) as (_, client, browser, tg):
         call = Call(tg, client, "open_account", {})
         link = (await links.next()).url
         first_tab = await open_form(browser, link)
