@@ -10,7 +10,6 @@ tool), plus `_meta["elicitationPending"]` with the same fields FrontMCP uses:
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -204,11 +203,6 @@ def parse_send_args(arguments: Any, tool: str) -> SendResultArgs | CallToolResul
     if not isinstance(content, Mapping):
         return error_result(f'{tool}: action "accept" needs content, an object with the answer\'s fields')
     return SendResultArgs(elicit_id, action, dict(content))
-
-
-def wall_clock(deadline: float, now: float) -> float:
-    """Convert an event-loop deadline to seconds since the epoch."""
-    return time.time() + (deadline - now)
 
 
 def shape_tools(result: HandlerResult, fallback_tool: str, *, needed: bool) -> HandlerResult:

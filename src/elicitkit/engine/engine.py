@@ -41,7 +41,7 @@ from elicitkit.engine.cluster import MISSING, Cluster, Missing, encode_outcome
 from elicitkit.engine.journal import Durability, Entry, RunRecord, SealerLike
 from elicitkit.engine.run import Answer, Final, Question, Run, call, new_id
 from elicitkit.errors import StoreUnavailable, TamperedRecord
-from elicitkit.fallback import FallbackHandler, render_pending, shape_tools, wall_clock
+from elicitkit.fallback import FallbackHandler, render_pending, shape_tools
 from elicitkit.stores.base import Broker, Store
 from elicitkit.stores.guarded import guarded
 
@@ -188,10 +188,8 @@ class Engine:
                 _current_run.reset(token)
                 self.runs.pop(run.id, None)
         run.hosted = True
-        arguments = params.get("arguments") or {}
-        run.arguments = dict(arguments)
-        record = RunRecord(tool=run.tool, arguments=dict(arguments), mrtr=run.mrtr)
-        await self.durability.save_run(run.id, run.principal, record, self.run_expiry)
+        run.arguments = dict(params.get("arguments") or {})
+        await self.store_run(run)
         run.rctx = ctx
         host.start_soon(self.drive, run, ctx, call_next)
         return await self.await_outcome(run, ctx)
@@ -204,23 +202,22 @@ class Engine:
     async def drive(self, run: Run, rctx: ServerRequestContext[Any, Any], call_next: CallNext) -> None:
         """Run a hosted body to its end; keep the run's records only while it can still be resumed."""
         _current_run.set(run)
-        finished = False
+        finished = False  # stays False only when the host is shut down: then the records stay for a restart
         try:
             with run.scope:
                 try:
                     run.finish(Final(result=await call_next(rctx)))
                 except Exception as exc:
                     run.finish(Final(error=exc))
-                finished = True
-            if not finished:
+            if run.final is None:
                 logger.info(
                     "Run %s of tool %r ended unfinished: no answer came in time, or it was cancelled", run.id, run.tool
                 )
-                finished = True  # expired or cancelled by its caller: nothing left to resume
-                return
-            # Nobody is waiting (a timeout ended the body between rounds): keep the result for the next request.
-            with anyio.move_on_after(self.run_expiry):
-                await run.wait_picked()
+            else:
+                # Nobody may be waiting (a timeout ended the body between rounds): keep the result for the next request.
+                with anyio.move_on_after(self.run_expiry):
+                    await run.wait_picked()
+            finished = True
         finally:
             if run.final is None:
                 # Wake any request still waiting for this run (one that raced its expiry or shutdown).
@@ -261,9 +258,7 @@ class Engine:
             result: HandlerResult = outcome.result
             return result
         # The run waits for another round: keep its records alive for as long as it may.
-        await self.durability.save_run(
-            run.id, run.principal, RunRecord(run.tool, run.arguments, run.mrtr), self.run_expiry
-        )
+        await self.store_run(run)
         by_model = [q for q in outcome if q.route == "llm"]
         if by_model:
             # A model handles one question at a time; the others follow in later results.
@@ -276,7 +271,7 @@ class Engine:
 
     def _pending_for_model(self, run: Run, question: Question, note: str = "") -> HandlerResult:
         run.suspend(self.run_expiry)
-        expires = wall_clock(question.expires_at, anyio.current_time())
+        expires = question.expires_wall()
         message = question.message
         if question.mode == "url":
             message = f"{message}\n\nThe user must open this link themselves: {question.url}{note}"
@@ -379,6 +374,11 @@ class Engine:
         self.url_questions.pop(question.id, None)
         if question.session is not None and self._session_questions.get(question.session) is question:
             del self._session_questions[question.session]
+
+    async def store_run(self, run: Run) -> None:
+        """Write (or renew) the run's record; written up front so a store outage fails the call cleanly."""
+        record = RunRecord(run.tool, run.arguments, run.mrtr)
+        await self.durability.save_run(run.id, run.principal, record, self.run_expiry)
 
     async def save_question(self, run: Run, question: Question) -> None:
         await self.durability.save_pending(run.id, run.principal, question)

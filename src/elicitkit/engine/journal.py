@@ -18,8 +18,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import anyio
-
+from elicitkit.crypto import PlainSealer
 from elicitkit.engine.run import Answer
 from elicitkit.errors import TamperedRecord
 from elicitkit.stores.base import Store
@@ -81,7 +80,7 @@ class Durability:
         self.sealer = sealer
         self.node = node
         # Without a secret records are stored as they are, so answers with secret fields are not journaled.
-        self.plain = type(sealer).__name__ == "PlainSealer"
+        self.plain = isinstance(sealer, PlainSealer)
 
     def _seal(self, principal: str | None, value: Any, aad: str) -> bytes:
         return self.sealer.seal(principal, json.dumps(value, separators=(",", ":")).encode(), aad=aad.encode())
@@ -135,8 +134,7 @@ class Durability:
             mode=question.mode,
             secret=question.secret_fields,
         )
-        remaining = question.expires_at - anyio.current_time()
-        await self.save_question(question.id, record, time.time() + remaining)
+        await self.save_question(question.id, record, question.expires_wall())
 
     def _question(self, question_id: str, principal: str | None, sealed: bytes) -> QuestionRecord | None:
         try:

@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import logging
-import time
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
@@ -143,7 +142,7 @@ async def ask(engine: Engine, ctx: Context[Any, Any], run: Run | None, question:
 async def _ask_handler(engine: Engine, ctx: Context[Any, Any], question: Question) -> Answer:
     assert callable(engine.fallback)
     remaining = question.expires_at - anyio.current_time()
-    pending = PendingQuestion(question.id, question.message, question.schema.wire, time.time() + remaining)
+    pending = PendingQuestion(question.id, question.message, question.schema.wire, question.expires_wall())
     with anyio.move_on_after(remaining):
         result = await engine.fallback(ctx, pending)
         return Answer(result.action, result.content)

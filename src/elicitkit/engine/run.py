@@ -11,6 +11,7 @@ from __future__ import annotations
 import inspect
 import math
 import secrets
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -87,6 +88,10 @@ class Question:
         if self.answer is None:
             self._answered = anyio.Event()
             await self._answered.wait()
+
+    def expires_wall(self) -> float:
+        """`expires_at` (an event-loop deadline) in seconds since the epoch, for stores and wire formats."""
+        return time.time() + (self.expires_at - anyio.current_time())
 
     def wire_params(self) -> ElicitRequestFormParams | ElicitRequestURLParams:
         """How the question goes on the wire in an `InputRequiredResult`."""
