@@ -18,12 +18,10 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 
 import anyio
-from anyio.streams.memory import MemoryObjectSendStream
 from mcp.server.context import HandlerResult
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR
@@ -97,47 +95,9 @@ class Cluster:
         self.node = node
         self.prefix = prefix
         self._seen: OrderedDict[str, float] = OrderedDict()
-        # Replies to this node's forwards arrive on one long-lived subscription, routed by message id.
-        self._waiters: dict[str, MemoryObjectSendStream[bytes]] = {}
-        self._replies_open = 0
 
     def channel(self, node: str) -> str:
         return f"{self.prefix}:node:{node}"
-
-    def reply_channel(self) -> str:
-        return f"{self.prefix}:replies:{self.node}"
-
-    async def serve_replies(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
-        """Route replies to this node's forwards to their waiters, until cancelled; a lost subscription is renewed."""
-        started = False
-        while True:
-            try:
-                async with self.broker.listen(self.reply_channel()) as replies:
-                    self._replies_open += 1
-                    try:
-                        if not started:
-                            task_status.started()
-                            started = True
-                        async for raw in replies:
-                            self._route_reply(raw)
-                    finally:
-                        self._replies_open -= 1
-            except Exception as exc:
-                logger.warning("Node %s lost its reply channel (%s); subscribing again", self.node, type(exc).__name__)
-            if not started:
-                task_status.started()
-                started = True
-            await anyio.sleep(0.1)
-
-    def _route_reply(self, raw: bytes) -> None:
-        try:
-            mid = str(json.loads(raw.partition(b"\n")[0])["id"])
-        except (ValueError, KeyError, TypeError):
-            return
-        waiter = self._waiters.get(mid)
-        if waiter is not None:
-            with suppress(anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                waiter.send_nowait(raw)
 
     async def heartbeat(self, lease: float) -> None:
         """Declare this node alive, renewing at a third of the lease, until cancelled; outages are waited out."""
@@ -248,15 +208,9 @@ class Cluster:
         """
         mid = new_id()
         exchange = _Exchange(owner, run_id, principal, timeout, wait, check_every, mid)
-        if self._replies_open:
-            send, receive = anyio.create_memory_object_stream[bytes](8)
-            self._waiters[mid] = send
-            try:
-                async with receive:
-                    return await self._exchange(exchange, payload, self.reply_channel(), receive)
-            finally:
-                del self._waiters[mid]
-                send.close()
+        # A reply channel of its own, subscribed before publishing: a long-lived shared one would
+        # silently miss replies while it reconnects (after a Redis restart, say), and the owner,
+        # alive, would then be waited for in vain.
         reply = f"{self.prefix}:reply:{mid}"
         async with self.broker.listen(reply) as replies:
             return await self._exchange(exchange, payload, reply, replies)

@@ -111,7 +111,6 @@ class Engine:
         async with anyio.create_task_group() as tg:
             if self.shared:
                 await tg.start(self.cluster.serve, self._principal_of, self._handle_forwarded)
-                await tg.start(self.cluster.serve_replies)
                 tg.start_soon(self.cluster.heartbeat, self.lease)
             tg.start_soon(self._sweep)
             hosts = self._hosts.setdefault(id(lifespan_state), [])
