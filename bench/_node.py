@@ -13,7 +13,7 @@ Tools:
 Server-side timings, taken without touching elicitkit's source: the node wraps
 two of elicitkit's functions from the outside, in this process only.
 
-- `retry`: `elicitkit.engine.delivery.resume` (a retry carrying a requestState,
+- `retry`: `elicitkit._engine.delivery.resume` (a retry carrying a requestState,
   from the moment elicitkit's middleware sees it until the outcome is ready to
   return), split by whether the run was held here (`retry_local`) or elsewhere
   (`retry_remote`, i.e. load + claim + journal in Redis, then forwarding);
@@ -36,7 +36,7 @@ from typing import Any
 import uvicorn
 from mcp.server.mcpserver import Context, MCPServer
 
-import elicitkit.engine.delivery as delivery
+import elicitkit._engine.delivery as delivery
 from elicitkit import Accepted, Elicitation
 
 TIMINGS: dict[str, list[float]] = {"retry_local": [], "retry_remote": [], "forward": []}

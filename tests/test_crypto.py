@@ -7,9 +7,9 @@ from collections.abc import Callable
 import pytest
 from mcp.server.request_state import RequestStateSecurity
 
-from elicitkit import crypto
-from elicitkit.crypto import PlainSealer, Sealer, secrets_from_env
-from elicitkit.errors import ElicitationError, TamperedRecord
+from elicitkit import _crypto as crypto
+from elicitkit._crypto import PlainSealer, Sealer, secrets_from_env
+from elicitkit._errors import ElicitationError, TamperedRecord
 
 OLD = "o" * 32 + "-old-secret-with-enough-randomness"
 NEW = "n" * 32 + "-new-secret-with-enough-randomness"

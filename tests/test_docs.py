@@ -41,7 +41,7 @@ async def test_the_readme_example_works_on_both_eras(mode: str) -> None:
 
 def test_the_demo_runs_both_eras_and_exits_zero() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "elicitkit.cli", "demo"], cwd=ROOT, capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "elicitkit._cli", "demo"], cwd=ROOT, capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 0, done.stderr
     out = done.stdout

@@ -202,8 +202,8 @@ async def test_the_stored_run_is_renewed_on_every_round(tmp_path: Any) -> None:
 
 
 async def test_a_heartbeat_survives_a_store_outage() -> None:
-    from elicitkit.crypto import PlainSealer
-    from elicitkit.engine.cluster import Cluster
+    from elicitkit._crypto import PlainSealer
+    from elicitkit._engine.cluster import Cluster
     from elicitkit.stores.memory import MemoryBroker, MemoryStore
 
     beats = anyio.Event()

@@ -12,8 +12,8 @@ import pytest
 from pydantic import AnyUrl, BaseModel, EmailStr, Field, HttpUrl, SecretStr, create_model
 from typing_extensions import TypedDict
 
-from elicitkit.errors import SchemaError
-from elicitkit.schema import FormSchema, Titles, compile_schema
+from elicitkit._errors import SchemaError
+from elicitkit._schema.compile import FormSchema, Titles, compile_schema
 
 
 class Color(enum.StrEnum):
@@ -516,7 +516,7 @@ def test_a_root_title_and_description_are_accepted_but_not_sent() -> None:
 
 
 def test_the_schema_cache_is_bounded() -> None:
-    from elicitkit import schema as schema_module
+    from elicitkit._schema import compile as schema_module
 
     for i in range(schema_module._CACHE_SIZE + 50):
         compile_schema(create_model(f"Dyn{i}", x=(int, ...)))

@@ -844,8 +844,8 @@ async def test_with_the_error_policy_a_client_that_cannot_open_links_gets_an_err
 
 
 async def test_secure_form_results_never_carry_secrets_in_the_clear() -> None:
-    from elicitkit.engine.run import Answer, Question
-    from elicitkit.urlmode import REDACTED
+    from elicitkit._engine.run import Answer, Question
+    from elicitkit._urlmode import REDACTED
 
     class Login(BaseModel):
         user: str
@@ -869,7 +869,7 @@ async def test_secure_form_results_never_carry_secrets_in_the_clear() -> None:
 
 
 async def test_a_link_minted_for_another_principal_is_refused_and_resumes_nothing(mode: str) -> None:
-    from elicitkit.web.tokens import Link
+    from elicitkit._web.tokens import Link
 
     hitl, answers = account_server()
     links = Links()

@@ -11,9 +11,9 @@ import pytest
 from pydantic import AnyUrl, BaseModel, EmailStr, Field, field_validator
 from typing_extensions import TypedDict
 
-from elicitkit.errors import InvalidElicitationContent, Problem
-from elicitkit.schema import Titles, compile_schema
-from elicitkit.validation import check_content, to_data
+from elicitkit._errors import InvalidElicitationContent, Problem
+from elicitkit._schema.compile import Titles, compile_schema
+from elicitkit._schema.validate import check_content, to_data
 
 
 class Color(enum.StrEnum):

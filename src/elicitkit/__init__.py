@@ -6,10 +6,10 @@ answer = await hitl.elicit(ctx, "Deploy v2.1?", Approval)
 ```
 """
 
-from elicitkit.capabilities import supports_elicitation
-from elicitkit.clients import ClientOverride
-from elicitkit.elicitation import Elicitation
-from elicitkit.errors import (
+from elicitkit._capabilities import supports_elicitation
+from elicitkit._clients import ClientOverride
+from elicitkit._elicitation import Elicitation
+from elicitkit._errors import (
     ElicitationClientError,
     ElicitationError,
     ElicitationNotSupported,
@@ -20,9 +20,9 @@ from elicitkit.errors import (
     StoreUnavailable,
     TamperedRecord,
 )
-from elicitkit.fallback import PendingQuestion
-from elicitkit.results import Accepted, Cancelled, Declined, ElicitationResult
-from elicitkit.schema import Titles
+from elicitkit._fallback import PendingQuestion
+from elicitkit._results import Accepted, Cancelled, Declined, ElicitationResult
+from elicitkit._schema.compile import Titles
 
 __all__ = [
     "Accepted",

@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
-from elicitkit.errors import StoreUnavailable
+from elicitkit._errors import StoreUnavailable
 from elicitkit.stores.base import Store
 
 __all__ = ["BACKEND_ERRORS", "guarded"]

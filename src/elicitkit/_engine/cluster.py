@@ -27,9 +27,9 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR
 from pydantic import BaseModel
 
-from elicitkit.engine.journal import SealerLike
-from elicitkit.engine.run import new_id
-from elicitkit.errors import TamperedRecord
+from elicitkit._engine.journal import SealerLike
+from elicitkit._engine.run import new_id
+from elicitkit._errors import TamperedRecord
 from elicitkit.stores.base import Broker, Store
 
 __all__ = ["Cluster", "decode_outcome", "encode_outcome"]

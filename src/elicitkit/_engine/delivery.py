@@ -19,16 +19,16 @@ from mcp_types import INVALID_PARAMS, CallToolResult, ElicitResult
 from pydantic import ValidationError
 
 from elicitkit import _mcp
-from elicitkit.engine.cluster import decode_outcome
-from elicitkit.engine.journal import Entry, RunRecord
-from elicitkit.engine.run import Answer, Run
-from elicitkit.errors import InvalidElicitationContent
-from elicitkit.fallback import error_result, parse_send_args
-from elicitkit.schema import compile_schema
-from elicitkit.validation import check_content, to_data
+from elicitkit._engine.cluster import decode_outcome
+from elicitkit._engine.journal import Entry, RunRecord
+from elicitkit._engine.run import Answer, Run
+from elicitkit._errors import InvalidElicitationContent
+from elicitkit._fallback import error_result, parse_send_args
+from elicitkit._schema.compile import compile_schema
+from elicitkit._schema.validate import check_content, to_data
 
 if TYPE_CHECKING:
-    from elicitkit.engine.engine import Engine
+    from elicitkit._engine.engine import Engine
 
 __all__ = ["STATE_PREFIX", "complete", "ended_error", "resume", "send_result", "state_error"]
 

@@ -18,9 +18,9 @@ import time
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from elicitkit.crypto import PlainSealer
-from elicitkit.engine.run import Answer
-from elicitkit.errors import TamperedRecord
+from elicitkit._crypto import PlainSealer
+from elicitkit._engine.run import Answer
+from elicitkit._errors import TamperedRecord
 from elicitkit.stores.base import Store
 
 __all__ = ["Durability", "Entry", "QuestionRecord", "RunRecord", "digest_of"]

@@ -33,8 +33,8 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 from typing_extensions import is_typeddict
 
-from elicitkit.errors import SchemaError
-from elicitkit.rawschema import check_raw_schema
+from elicitkit._errors import SchemaError
+from elicitkit._schema.restricted import check_raw_schema
 
 __all__ = ["FormSchema", "Titles", "compile_schema"]
 

@@ -23,16 +23,16 @@ from mcp_types import ElicitRequestURLParams
 from starlette.routing import Route
 
 from elicitkit import _mcp
-from elicitkit.engine.run import Question, new_id
-from elicitkit.errors import ElicitationError
-from elicitkit.results import Accepted, Cancelled, Declined, ElicitationResult
-from elicitkit.schema import FormSchema, compile_schema
-from elicitkit.validation import to_data
-from elicitkit.web.app import PageIdentity, Pages
-from elicitkit.web.tokens import Link, LinkTokens
+from elicitkit._engine.run import Question, new_id
+from elicitkit._errors import ElicitationError
+from elicitkit._results import Accepted, Cancelled, Declined, ElicitationResult
+from elicitkit._schema.compile import FormSchema, compile_schema
+from elicitkit._schema.validate import to_data
+from elicitkit._web.app import PageIdentity, Pages
+from elicitkit._web.tokens import Link, LinkTokens
 
 if TYPE_CHECKING:
-    from elicitkit.engine.engine import Engine
+    from elicitkit._engine.engine import Engine
 
 __all__ = ["UrlMode", "check_url"]
 

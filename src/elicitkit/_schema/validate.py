@@ -10,9 +10,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from elicitkit.errors import InvalidElicitationContent, Problem
-from elicitkit.schema import FormSchema
-from elicitkit.values import check_value
+from elicitkit._errors import InvalidElicitationContent, Problem
+from elicitkit._schema.compile import FormSchema
+from elicitkit._schema.values import check_value
 
 __all__ = ["check_content", "to_data"]
 

@@ -12,23 +12,23 @@ from mcp.server.mcpserver import Context, MCPServer
 from starlette.applications import Starlette
 
 from elicitkit import _mcp
-from elicitkit.clients import ClientOverride, Mode
-from elicitkit.crypto import PlainSealer, Sealer, secrets_from_env
-from elicitkit.engine.engine import Engine, Fallback
-from elicitkit.engine.routes import native_possible
-from elicitkit.engine.run import Question, new_id
-from elicitkit.fallback import DEFAULT_TOOL, tool_description
-from elicitkit.helpers import FIELD, AskHelpers
-from elicitkit.results import Accepted, Cancelled, Declined, ElicitationResult
-from elicitkit.schema import FormSchema, compile_schema
+from elicitkit._clients import ClientOverride, Mode
+from elicitkit._crypto import PlainSealer, Sealer, secrets_from_env
+from elicitkit._engine.engine import Engine, Fallback
+from elicitkit._engine.routes import native_possible
+from elicitkit._engine.run import Question, new_id
+from elicitkit._fallback import DEFAULT_TOOL, tool_description
+from elicitkit._helpers import FIELD, AskHelpers
+from elicitkit._results import Accepted, Cancelled, Declined, ElicitationResult
+from elicitkit._schema.compile import FormSchema, compile_schema
+from elicitkit._schema.validate import to_data
+from elicitkit._urlmode import UrlMode
+from elicitkit._web.app import PageIdentity
+from elicitkit._web.tokens import LinkTokens
 from elicitkit.stores import open_store
 from elicitkit.stores.base import Broker, Store
 from elicitkit.stores.memory import MemoryBroker, MemoryStore
 from elicitkit.stores.sqlite import SQLiteStore
-from elicitkit.urlmode import UrlMode
-from elicitkit.validation import to_data
-from elicitkit.web.app import PageIdentity
-from elicitkit.web.tokens import LinkTokens
 
 __all__ = ["Elicitation"]
 

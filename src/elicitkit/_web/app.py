@@ -31,16 +31,16 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from elicitkit.engine.run import Answer
-from elicitkit.errors import InvalidElicitationContent
-from elicitkit.schema import FormSchema, compile_schema
-from elicitkit.validation import check_content, to_data
-from elicitkit.web.forms import parse_form
-from elicitkit.web.pages import CSP, STYLESHEET, error_page, form_page, message_page
-from elicitkit.web.tokens import InvalidLink, Link, LinkTokens
+from elicitkit._engine.run import Answer
+from elicitkit._errors import InvalidElicitationContent
+from elicitkit._schema.compile import FormSchema, compile_schema
+from elicitkit._schema.validate import check_content, to_data
+from elicitkit._web.forms import parse_form
+from elicitkit._web.pages import CSP, STYLESHEET, error_page, form_page, message_page
+from elicitkit._web.tokens import InvalidLink, Link, LinkTokens
 
 if TYPE_CHECKING:
-    from elicitkit.engine.engine import Engine
+    from elicitkit._engine.engine import Engine
 
 __all__ = ["PageIdentity", "PageSettings", "Pages"]
 

@@ -35,13 +35,13 @@ from mcp_types import (
 )
 
 from elicitkit import _mcp
-from elicitkit.clients import ClientOverride
-from elicitkit.engine import delivery, routes
-from elicitkit.engine.cluster import MISSING, Cluster, Missing, encode_outcome
-from elicitkit.engine.journal import Durability, Entry, RunRecord, SealerLike
-from elicitkit.engine.run import Answer, Final, Question, Run, call, new_id
-from elicitkit.errors import StoreUnavailable, TamperedRecord
-from elicitkit.fallback import FallbackHandler, render_pending, shape_tools
+from elicitkit._clients import ClientOverride
+from elicitkit._engine import delivery, routes
+from elicitkit._engine.cluster import MISSING, Cluster, Missing, encode_outcome
+from elicitkit._engine.journal import Durability, Entry, RunRecord, SealerLike
+from elicitkit._engine.run import Answer, Final, Question, Run, call, new_id
+from elicitkit._errors import StoreUnavailable, TamperedRecord
+from elicitkit._fallback import FallbackHandler, render_pending, shape_tools
 from elicitkit.stores.base import Broker, Store
 from elicitkit.stores.guarded import guarded
 

@@ -12,9 +12,9 @@ from typing import Any, Literal
 
 from mcp.server.mcpserver import Context
 
-from elicitkit.rawschema import check_raw_schema
-from elicitkit.results import ElicitationResult
-from elicitkit.schema import FormSchema
+from elicitkit._results import ElicitationResult
+from elicitkit._schema.compile import FormSchema
+from elicitkit._schema.restricted import check_raw_schema
 
 __all__ = [
     "FIELD",

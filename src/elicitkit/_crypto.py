@@ -29,7 +29,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.hashes import SHA256
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from elicitkit.errors import TamperedRecord
+from elicitkit._errors import TamperedRecord
 
 __all__ = ["PlainSealer", "Sealer", "secrets_from_env"]
 

@@ -20,7 +20,7 @@ import anyio
 import anyio.lowlevel
 from mcp_types import ElicitRequestFormParams, ElicitRequestURLParams
 
-from elicitkit.schema import FormSchema
+from elicitkit._schema.compile import FormSchema
 
 __all__ = ["Answer", "Final", "Question", "Run", "call", "new_id"]
 

@@ -16,8 +16,8 @@ import time
 from dataclasses import dataclass
 from typing import Literal
 
-from elicitkit.crypto import Sealer
-from elicitkit.errors import TamperedRecord
+from elicitkit._crypto import Sealer
+from elicitkit._errors import TamperedRecord
 
 __all__ = ["InvalidLink", "Link", "LinkTokens"]
 

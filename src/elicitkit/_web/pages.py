@@ -11,7 +11,7 @@ from collections.abc import Collection, Mapping, Sequence
 from html import escape
 from typing import Any
 
-from elicitkit.web.forms import render_fields
+from elicitkit._web.forms import render_fields
 
 __all__ = ["CSP", "STYLESHEET", "error_page", "form_page", "message_page"]
 

@@ -7,7 +7,7 @@ from typing import Any
 from mcp.server.mcpserver import Context
 
 from elicitkit import _mcp
-from elicitkit.clients import Mode, declared_modes
+from elicitkit._clients import Mode, declared_modes
 
 __all__ = ["Mode", "supports_elicitation"]
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from elicitkit.errors import SchemaError
-from elicitkit.values import check_value, choices_of
+from elicitkit._errors import SchemaError
+from elicitkit._schema.values import check_value, choices_of
 
 __all__ = ["check_raw_schema"]
 

@@ -21,20 +21,20 @@ from mcp.shared.exceptions import MCPError, NoBackChannelError
 from pydantic import ValidationError
 
 from elicitkit import _mcp
-from elicitkit.clients import Mode, modes_for
-from elicitkit.engine.journal import Entry, digest_of
-from elicitkit.engine.run import Answer, Question, Run
-from elicitkit.errors import (
+from elicitkit._clients import Mode, modes_for
+from elicitkit._engine.journal import Entry, digest_of
+from elicitkit._engine.run import Answer, Question, Run
+from elicitkit._errors import (
     ElicitationClientError,
     ElicitationNotSupported,
     ElicitationTimeout,
     InvalidElicitationContent,
     Problem,
 )
-from elicitkit.fallback import PendingQuestion
+from elicitkit._fallback import PendingQuestion
 
 if TYPE_CHECKING:
-    from elicitkit.engine.engine import Engine
+    from elicitkit._engine.engine import Engine
 
 __all__ = ["ask", "client_modes", "native_possible"]
 

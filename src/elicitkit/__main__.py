@@ -1,0 +1,5 @@
+"""`python -m elicitkit` runs the command-line tool."""
+
+from elicitkit._cli import main
+
+main()

@@ -1,0 +1,17 @@
+"""Schemas: Python types to MCP's restricted form schema, the subset check, and answer validation."""
+
+from elicitkit._schema.compile import FormSchema, Titles, compile_schema
+from elicitkit._schema.restricted import check_raw_schema
+from elicitkit._schema.validate import check_content, to_data
+from elicitkit._schema.values import check_value, choices_of
+
+__all__ = [
+    "FormSchema",
+    "Titles",
+    "check_content",
+    "check_raw_schema",
+    "check_value",
+    "choices_of",
+    "compile_schema",
+    "to_data",
+]
