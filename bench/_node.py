@@ -13,7 +13,7 @@ Tools:
 Server-side timings, taken without touching elicitkit's source: the node wraps
 two of elicitkit's functions from the outside, in this process only.
 
-- `retry`: `elicitkit._engine.delivery.resume` (a retry carrying a requestState,
+- `retry`: the engine's `Inbox.retry` (a retry carrying a requestState,
   from the moment elicitkit's middleware sees it until the outcome is ready to
   return), split by whether the run was held here (`retry_local`) or elsewhere
   (`retry_remote`, i.e. load + claim + journal in Redis, then forwarding);
@@ -36,7 +36,7 @@ from typing import Any
 import uvicorn
 from mcp.server.mcpserver import Context, MCPServer
 
-import elicitkit._engine.delivery as delivery
+from elicitkit._core.codec import decode_state
 from elicitkit import Accepted, Elicitation
 
 TIMINGS: dict[str, list[float]] = {"retry_local": [], "retry_remote": [], "forward": []}
@@ -47,18 +47,19 @@ def build(store: str, node: str, secret: str) -> MCPServer:
     hitl = Elicitation(server, store=store, node_id=node, secret=secret)
     engine = hitl._engine  # bench-only: read which runs are held here, wrap the forwarder
 
-    original_resume = delivery.resume
+    inbox = engine.inbox
+    original_retry = inbox.retry
 
-    async def timed_resume(eng: Any, rctx: Any, params: Mapping[str, Any], state: str, call_next: Any) -> Any:
-        run_id = state.removeprefix(delivery.STATE_PREFIX).partition(".")[0]
-        kind = "retry_local" if run_id in engine.runs else "retry_remote"
+    async def timed_retry(rctx: Any, params: Mapping[str, Any], call_next: Any) -> Any:
+        decoded = decode_state(str(params.get("requestState")))
+        kind = "retry_local" if decoded and decoded[0] in engine.registry.runs else "retry_remote"
         start = time.perf_counter()
         try:
-            return await original_resume(eng, rctx, params, state, call_next)
+            return await original_retry(rctx, params, call_next)
         finally:
             TIMINGS[kind].append((time.perf_counter() - start) * 1000)
 
-    delivery.resume = timed_resume  # type: ignore[assignment]  # the engine looks it up on the module per call
+    inbox.retry = timed_retry  # type: ignore[method-assign]
 
     cluster = engine.cluster
     original_forward = cluster.forward

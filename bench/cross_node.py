@@ -36,7 +36,7 @@ time).
 
 Each node also times, from the outside (it wraps two elicitkit functions in its
 own process; nothing under src/ changes), what elicitkit itself spends on a
-retry: `delivery.resume`, from elicitkit's middleware seeing the retry until the
+retry: `Inbox.retry`, from elicitkit's middleware seeing the retry until the
 outcome is ready (a local resume on the owner; Redis reads and writes plus the
 forward on the other node), and `Cluster.forward` (publish to the owner -> its
 outcome is back). Those rows exclude HTTP, the client and the SDK.

@@ -289,5 +289,5 @@ async def test_nothing_leaks_after_answers_timeouts_and_cancellations(mode: str)
         await anyio.wait_all_tasks_blocked()
         assert hitl.active_runs == 0
         assert hitl.pending_questions == 0
-        assert hitl._engine._session_questions == {}
+        assert hitl._engine.registry._session_questions == {}
         assert len(asyncio.all_tasks()) == baseline

@@ -717,8 +717,7 @@ async def test_on_2025_11_25_the_client_is_told_the_elicitation_it_opened_is_com
 
 
 async def test_on_2026_07_28_a_slow_person_is_waited_for_without_sending_them_to_the_link_again() -> None:
-    hitl, answers = account_server()
-    hitl._engine.url_wait = 0.2
+    hitl, answers = account_server(url_wait=0.2)
     retries: list[bytes] = []
     second_retry = anyio.Event()
 
@@ -844,7 +843,8 @@ async def test_with_the_error_policy_a_client_that_cannot_open_links_gets_an_err
 
 
 async def test_secure_form_results_never_carry_secrets_in_the_clear() -> None:
-    from elicitkit._engine.run import Answer, Question
+    from elicitkit._core.kinds import Answer
+    from elicitkit._engine.run import Question
     from elicitkit._urlmode import REDACTED
 
     class Login(BaseModel):

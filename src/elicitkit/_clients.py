@@ -19,13 +19,13 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from typing import Literal
 
 from mcp_types import ClientCapabilities, Implementation
 
+from elicitkit._core.kinds import Mode
+
 __all__ = ["ClientOverride", "Mode", "declared_modes", "modes_for"]
 
-Mode = Literal["form", "url"]
 
 _CLAUSE = re.compile(r"^\s*(>=|<=|==|!=|>|<)\s*([0-9][0-9A-Za-z.\-+]*)\s*$")
 _OPS: dict[str, Callable[[tuple[int, ...], tuple[int, ...]], bool]] = {

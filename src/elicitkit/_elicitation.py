@@ -13,11 +13,12 @@ from starlette.applications import Starlette
 
 from elicitkit import _mcp
 from elicitkit._clients import ClientOverride, Mode
+from elicitkit._core.kinds import new_id
 from elicitkit._crypto import PlainSealer, Sealer, secrets_from_env
-from elicitkit._engine.engine import Engine, Fallback
-from elicitkit._engine.routes import native_possible
-from elicitkit._engine.run import Question, new_id
-from elicitkit._fallback import DEFAULT_TOOL, tool_description
+from elicitkit._engine.engine import Engine
+from elicitkit._engine.policy import Policy
+from elicitkit._engine.run import Question
+from elicitkit._fallback import DEFAULT_TOOL, Fallback, tool_description
 from elicitkit._helpers import FIELD, AskHelpers
 from elicitkit._results import Accepted, Cancelled, Declined, ElicitationResult
 from elicitkit._schema.compile import FormSchema, compile_schema
@@ -159,23 +160,21 @@ class Elicitation(AskHelpers, UrlMode):
         self.server = server
         self.timeout = timeout
         self.node_id = node_id or new_id()
-        self._engine = Engine(
+        policy = Policy(
             # A retry after the SDK's requestState TTL is refused before it reaches a run: stop waiting then.
             run_expiry=min(run_expiry, ttl) if ttl is not None else run_expiry,
+            url_wait=url_wait,
+            keepalive=keepalive,
             one_pending_per_session=one_pending_per_session,
             fallback=fallback,
             fallback_tool=fallback_tool,
-            client_overrides=list(client_overrides),
-            keepalive=keepalive,
-            store=the_store,
-            broker=broker,
-            sealer=sealer,
+            client_overrides=tuple(client_overrides),
             node=self.node_id,
             shared=shared,
             forward_timeout=forward_timeout,
             lease=lease,
-            url_wait=url_wait,
         )
+        self._engine = Engine(policy, store=the_store, broker=broker, sealer=sealer)
         self._tokens = LinkTokens(secrets or None)
         self._page_identity = page_identity
         self._public_url = None
@@ -223,16 +222,16 @@ class Elicitation(AskHelpers, UrlMode):
     @property
     def active_runs(self) -> int:
         """Tool executions currently tracked (running or waiting for a person)."""
-        return len(self._engine.runs)
+        return len(self._engine.registry.runs)
 
     @property
     def pending_questions(self) -> int:
         """Questions currently waiting for an answer."""
-        return self._engine.pending_questions
+        return self._engine.registry.pending_questions
 
     def supports(self, ctx: Context[Any, Any], mode: Mode = "form") -> bool:
         """True when this request's client can show `mode` elicitations itself (overrides applied)."""
-        return native_possible(self._engine, _mcp.request_context(ctx), mode)
+        return self._engine.policy.native_possible(_mcp.request_context(ctx), mode)
 
     @overload
     async def elicit(

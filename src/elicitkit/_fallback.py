@@ -13,7 +13,7 @@ import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from mcp.server.context import HandlerResult
 from mcp.server.mcpserver import Context
@@ -21,6 +21,7 @@ from mcp_types import CallToolResult, ElicitResult, ListToolsResult, TextContent
 
 __all__ = [
     "DEFAULT_TOOL",
+    "Fallback",
     "FallbackHandler",
     "PendingQuestion",
     "SendResultArgs",
@@ -78,6 +79,10 @@ class PendingQuestion:
 
 FallbackHandler = Callable[[Context[Any, Any], PendingQuestion], Awaitable[ElicitResult]]
 """`async (ctx, question) -> ElicitResult`: answers questions the client cannot show; the answer is validated."""
+
+Fallback = Literal["llm", "error"] | FallbackHandler
+"""What happens when the client cannot show a question: `"llm"` (the model asks the person),
+`"error"` (`ElicitationNotSupported`), or a `FallbackHandler` of the server's own."""
 
 
 def tool_description(name: str) -> str:

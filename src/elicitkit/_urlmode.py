@@ -23,7 +23,8 @@ from mcp_types import ElicitRequestURLParams
 from starlette.routing import Route
 
 from elicitkit import _mcp
-from elicitkit._engine.run import Question, new_id
+from elicitkit._core.kinds import new_id
+from elicitkit._engine.run import Question
 from elicitkit._errors import ElicitationError
 from elicitkit._results import Accepted, Cancelled, Declined, ElicitationResult
 from elicitkit._schema.compile import FormSchema, compile_schema
@@ -90,7 +91,7 @@ class UrlMode:
 
     def routes(self) -> list[Route]:
         """elicitkit's page routes, to add to your own Starlette/FastAPI app (next to the mounted MCP app)."""
-        return Pages(self._engine, self._tokens, self).routes()
+        return Pages(self._engine.inbox, self._tokens, self).routes()
 
     def _base(self) -> str:
         if self._public_url is None:

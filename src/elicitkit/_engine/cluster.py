@@ -27,8 +27,8 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR
 from pydantic import BaseModel
 
+from elicitkit._core.kinds import new_id
 from elicitkit._engine.journal import SealerLike
-from elicitkit._engine.run import new_id
 from elicitkit._errors import TamperedRecord
 from elicitkit.stores.base import Broker, Store
 

@@ -12,30 +12,25 @@ every `elicit` or `step` whose journal entry matches returns at once.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from elicitkit._core.journal import Entry
+from elicitkit._core.kinds import Mode, RouteName
 from elicitkit._crypto import PlainSealer
-from elicitkit._engine.run import Answer
+from elicitkit._engine.run import Question
 from elicitkit._errors import TamperedRecord
 from elicitkit.stores.base import Store
 
-__all__ = ["Durability", "Entry", "QuestionRecord", "RunRecord", "digest_of"]
+__all__ = ["Durability", "QuestionRecord", "RunRecord", "SealerLike"]
 
 
 class SealerLike(Protocol):
     def seal(self, principal: str | None, plaintext: bytes, *, aad: bytes = b"") -> bytes: ...
 
     def open(self, principal: str | None, sealed: bytes, *, aad: bytes = b"") -> bytes: ...
-
-
-def digest_of(message: str, schema: dict[str, Any]) -> str:
-    """Pins an answer to the exact question: a reworded or reshaped question is asked again."""
-    canonical = json.dumps({"m": message, "s": schema}, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()[:32]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,24 +47,12 @@ class QuestionRecord:
     digest: str
     message: str
     schema: dict[str, Any]
-    route: str
+    route: RouteName
     principal: str | None
-    mode: str = "form"
+    mode: Mode = "form"
     secret: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """One journal entry: an answer (`kind="answer"`) or a step result (`kind="step"`)."""
-
-    kind: str
-    digest: str
-    action: str = ""
-    content: Any = None
-    value: Any = None
-
-    def answer(self) -> Answer:
-        return Answer(self.action, self.content)
+    observable: bool = False
+    """Completed by elicitkit's own page (the client's accept only acknowledges it)."""
 
 
 class Durability:
@@ -116,13 +99,14 @@ class Durability:
             "route": record.route,
             "mode": record.mode,
             "secret": list(record.secret),
+            "obs": record.observable,
             "p": record.principal,
         }
         sealed = self._seal(record.principal, value, f"question:{question_id}")
         await self.store.put_question(question_id, record.run_id, sealed, expires_at)
 
-    async def save_pending(self, run_id: str, principal: str | None, question: Any) -> None:
-        """Record an open question of a run (an `engine.run.Question`), so any node can take its answer."""
+    async def save_pending(self, run_id: str, principal: str | None, question: Question) -> None:
+        """Record an open question of a run, so any node can take its answer."""
         record = QuestionRecord(
             run_id=run_id,
             seq=question.seq,
@@ -133,6 +117,7 @@ class Durability:
             principal=principal,
             mode=question.mode,
             secret=question.secret_fields,
+            observable=question.observable,
         )
         await self.save_question(question.id, record, question.expires_wall())
 
@@ -153,6 +138,8 @@ class Durability:
             principal=principal,
             mode=value.get("mode", "form"),
             secret=tuple(value.get("secret", ())),
+            # Records written before "obs" existed keep the rule they were written under: any link acknowledges.
+            observable=value.get("obs", value.get("mode") == "url"),
         )
 
     async def load_question(self, question_id: str, principal: str | None) -> QuestionRecord | None:

@@ -1,18 +1,21 @@
-"""Routes: how one question reaches the person, chosen per question.
+"""Routes: how one question reaches the person, one small class each, chosen per question.
 
-- `native`: 2025-11-25 `elicitation/create` on the session of the request
+- `NativeRoute`: 2025-11-25 `elicitation/create` on the session of the request
   waiting for the run (with progress keepalives while the person thinks);
-- `mrtr`: 2026-07-28 `InputRequiredResult`, answered by the client's retry;
-- `llm`: the client cannot show the form, so the tool result asks the model to
-  ask the person and answer through the `sendElicitationResult` system tool;
-- a custom fallback handler, or `ElicitationNotSupported`, per policy.
+- `MrtrRoute`: 2026-07-28 `InputRequiredResult`, answered by the client's retry;
+- `ModelRoute`: the client cannot show the question, so the tool result asks the
+  model to ask the person and answer through the fallback system tool;
+- `HandlerRoute`: the server's own fallback handler answers.
+
+Each route puts the question and returns once it has an answer; `Asker`
+chooses the route, bounds the wait and cleans up, the same way for all.
 """
 
 from __future__ import annotations
 
 import logging
 from contextlib import suppress
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import anyio
 from mcp.server.context import ServerRequestContext
@@ -21,9 +24,12 @@ from mcp.shared.exceptions import MCPError, NoBackChannelError
 from pydantic import ValidationError
 
 from elicitkit import _mcp
-from elicitkit._clients import Mode, modes_for
-from elicitkit._engine.journal import Entry, digest_of
-from elicitkit._engine.run import Answer, Question, Run
+from elicitkit._core.journal import Entry, digest_of, reusable_answer
+from elicitkit._core.kinds import Answer, RouteName, only_acknowledges
+from elicitkit._engine.journal import Durability
+from elicitkit._engine.policy import Policy
+from elicitkit._engine.registry import Registry
+from elicitkit._engine.run import Question, Run
 from elicitkit._errors import (
     ElicitationClientError,
     ElicitationNotSupported,
@@ -32,150 +38,219 @@ from elicitkit._errors import (
     Problem,
 )
 from elicitkit._fallback import PendingQuestion
+from elicitkit.stores.base import Store
 
-if TYPE_CHECKING:
-    from elicitkit._engine.engine import Engine
-
-__all__ = ["ask", "client_modes", "native_possible"]
+__all__ = ["Asker"]
 
 KEEPALIVE_MESSAGE = "Waiting for a person to answer"
 logger = logging.getLogger("elicitkit")
 
 
-def client_modes(engine: Engine, rctx: ServerRequestContext[Any, Any]) -> frozenset[Mode]:
-    return modes_for(engine.client_overrides, _mcp.client_info(rctx), _mcp.capabilities(rctx))
+class Route(Protocol):
+    name: RouteName
+    tracked: bool
+    """Its questions can be reached from outside the asking task (pages, a session's newer question)."""
+
+    async def put(
+        self, ctx: Context[Any, Any], rctx: ServerRequestContext[Any, Any], run: Run | None, question: Question
+    ) -> None:
+        """Put `question` to the person; return once it has its answer (the caller bounds the wait).
+
+        `ctx` is the asking tool's context; `rctx` the request that waits for the run now.
+        """
 
 
-def native_possible(engine: Engine, rctx: ServerRequestContext[Any, Any], mode: Mode = "form") -> bool:
-    """Can the client of `rctx` show `mode` itself, on this request's era?"""
-    if mode not in client_modes(engine, rctx):
-        return False
-    return _mcp.is_mrtr(rctx.protocol_version) or rctx.session.can_send_request
+class NativeRoute:
+    name: RouteName = "native"
+    tracked = True
 
+    def __init__(self, keepalive: float | None) -> None:
+        self.keepalive = keepalive
 
-async def ask(engine: Engine, ctx: Context[Any, Any], run: Run | None, question: Question, timeout: float) -> Answer:
-    """Put `question` to the person on the best route; wait until `question.expires_at`.
-
-    Raises:
-        ElicitationTimeout: no answer in time (the message quotes `timeout`).
-        ElicitationNotSupported: no route reaches the person.
-        ElicitationClientError: the client answered with an error.
-        InvalidElicitationContent: the client's reply was not an elicitation result.
-    """
-    own = _mcp.request_context(ctx)
-    # A hosted run asks through whichever request is waiting for it now (the latest retry).
-    rctx = run.rctx if run is not None and not run.inline and run.rctx is not None else own
-    question.owner = run
-    if run is not None and run.hosted:
-        question.seq = run.advance()
-        question.digest = digest_of(question.message, question.schema.wire)
-        entry = run.journal.get(question.seq)
-        if entry is not None and entry.kind == "answer" and entry.digest == question.digest:
-            return Answer(entry.action, entry.content)
-        if entry is not None:
-            logger.info(
-                "Run %s asks a different question at step %d than its journal holds; asking again", run.id, question.seq
+    async def put(
+        self, ctx: Context[Any, Any], rctx: ServerRequestContext[Any, Any], run: Run | None, question: Question
+    ) -> None:
+        if run is not None:
+            run.pending[question.id] = question
+        if question.mode == "url":
+            assert question.url is not None
+            send = rctx.session.elicit_url(
+                question.message, question.url, question.id, related_request_id=rctx.request_id
             )
-    question.caller = (_mcp.principal(rctx), _mcp.session_key(rctx))
-    mrtr = _mcp.is_mrtr(rctx.protocol_version)
-    what = "links (URL mode)" if question.mode == "url" else "elicitation forms"
-    if native_possible(engine, rctx, "url" if question.mode == "url" else "form"):
-        question.route = "mrtr" if mrtr else "native"
-        if mrtr and (run is None or run.inline):
-            raise ElicitationNotSupported(
-                "On MCP 2026-07-28 a question can only be asked from a tool called through the server "
-                "that Elicitation(server) is attached to, while the server's lifespan is running"
-            )
-    elif engine.fallback == "error" or (
-        question.mode == "url" and not question.observable and engine.fallback == "llm"
-    ):
-        raise ElicitationNotSupported(f"The client did not declare that it can show {what}")
-    elif engine.fallback == "llm":
-        question.route = "llm"
-        if run is None or run.inline:
-            raise ElicitationNotSupported(
-                f"The client cannot show {what}, and the fallback route needs the tool to run "
-                "through the server that Elicitation(server) is attached to, while its lifespan is running"
-            )
-    else:
-        answer = await _ask_handler(engine, ctx, question)
-        if run is not None and run.hosted:
-            entry = Entry("answer", question.digest, answer.action, answer.content)
-            await engine.durability.record(run.id, run.principal, question.seq, entry)
-        return answer
-    if engine.one_pending_per_session:
-        engine.claim_session(rctx, question)
-    if question.observable:
-        engine.url_questions[question.id] = question
-    try:
-        # One scope per question: its deadline is the timeout, and cancelling it withdraws the question.
-        with anyio.CancelScope(deadline=question.expires_at) as scope:
-            if question.route == "native":
-                question.scope = scope
-                if run is not None:
-                    run.pending[question.id] = question
-                await _ask_native(rctx, question, engine.keepalive)
-            else:
-                assert run is not None
-                if question.route == "llm":
-                    engine.by_elicit_id[question.id] = question
-                await engine.save_question(run, question)
-                run.ask(question)
-                await question.wait()
-    finally:
-        question.scope = None
-        engine.forget(question)
-        if run is not None and run.hosted and question.route in ("mrtr", "llm") and question.mode == "form":
-            # The stored record must not outlive the question: its elicitId must stop working. (A link's
-            # record stays with its run; the journal says it was answered.)
-            with anyio.CancelScope(shield=True), suppress(Exception):
-                await engine.store.delete_question(question.id)
-    if question.answer is None:
-        raise ElicitationTimeout(timeout)
-    if question.route == "native" and question.observable:
-        # 2025-11-25: tell the client the out-of-band flow it opened has finished.
-        with anyio.CancelScope(shield=True), suppress(Exception):
-            await rctx.session.send_elicit_complete(question.id, related_request_id=rctx.request_id)
-    return question.answer
-
-
-async def _ask_handler(engine: Engine, ctx: Context[Any, Any], question: Question) -> Answer:
-    assert callable(engine.fallback)
-    remaining = question.expires_at - anyio.current_time()
-    pending = PendingQuestion(question.id, question.message, question.schema.wire, question.expires_wall())
-    with anyio.move_on_after(remaining):
-        result = await engine.fallback(ctx, pending)
-        return Answer(result.action, result.content)
-    raise ElicitationTimeout(remaining)
-
-
-async def _ask_native(rctx: ServerRequestContext[Any, Any], question: Question, keepalive: float | None) -> None:
-    if question.mode == "url":
-        assert question.url is not None
-        send = rctx.session.elicit_url(question.message, question.url, question.id, related_request_id=rctx.request_id)
-    else:
-        send = rctx.session.elicit_form(question.message, question.schema.wire, related_request_id=rctx.request_id)
-    try:
-        if keepalive is None or not _wants_progress(rctx):
-            result = await send
         else:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(_keep_alive, rctx, keepalive)
+            wire = question.schema.wire
+            send = rctx.session.elicit_form(question.message, wire, related_request_id=rctx.request_id)
+        try:
+            if self.keepalive is None or not _wants_progress(rctx):
                 result = await send
-                tg.cancel_scope.cancel()
-    except NoBackChannelError:
-        raise ElicitationNotSupported("This connection cannot carry a request to the client") from None
-    except MCPError as exc:
-        raise ElicitationClientError(exc.error.code, exc.error.message) from None
-    except ValidationError:
-        raise InvalidElicitationContent([Problem("", "the client's reply is not a valid elicitation result")]) from None
-    if question.observable and result.action == "accept":
-        # The person agreed to open our page; the answer comes when they submit it there.
-        question.acknowledged = True
+            else:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(_keep_alive, rctx, self.keepalive)
+                    result = await send
+                    tg.cancel_scope.cancel()
+        except NoBackChannelError:
+            raise ElicitationNotSupported("This connection cannot carry a request to the client") from None
+        except MCPError as exc:
+            raise ElicitationClientError(exc.error.code, exc.error.message) from None
+        except ValidationError:
+            problem = Problem("", "the client's reply is not a valid elicitation result")
+            raise InvalidElicitationContent([problem]) from None
+        if only_acknowledges(question.observable, result.action):
+            # The person agreed to open our page; the answer comes when they submit it there.
+            question.acknowledge()
+            await question.wait()
+            return
+        question.scope = None
+        question.resolve(Answer(result.action, result.content))
+
+
+class MrtrRoute:
+    """The question rides the run's next outcome; the inbox resolves it when the retry (or a page) answers."""
+
+    name: RouteName = "mrtr"
+    tracked = True
+
+    def __init__(self, durability: Durability) -> None:
+        self.durability = durability
+
+    async def put(
+        self, ctx: Context[Any, Any], rctx: ServerRequestContext[Any, Any], run: Run | None, question: Question
+    ) -> None:
+        assert run is not None
+        await self.durability.save_pending(run.id, run.principal, question)
+        run.ask(question)
         await question.wait()
-        return
-    question.scope = None
-    question.resolve(Answer(result.action, result.content))
+
+
+class ModelRoute(MrtrRoute):
+    """Like MRTR, but the outcome is a tool result for the model, answered through the fallback tool."""
+
+    name: RouteName = "llm"
+
+    def __init__(self, durability: Durability, registry: Registry) -> None:
+        super().__init__(durability)
+        self.registry = registry
+
+    async def put(
+        self, ctx: Context[Any, Any], rctx: ServerRequestContext[Any, Any], run: Run | None, question: Question
+    ) -> None:
+        self.registry.by_elicit_id[question.id] = question
+        await super().put(ctx, rctx, run, question)
+
+
+class HandlerRoute:
+    name: RouteName = "handler"
+    tracked = False
+
+    def __init__(self, policy: Policy, durability: Durability) -> None:
+        self.policy = policy
+        self.durability = durability
+
+    async def put(
+        self, ctx: Context[Any, Any], rctx: ServerRequestContext[Any, Any], run: Run | None, question: Question
+    ) -> None:
+        assert callable(self.policy.fallback)
+        pending = PendingQuestion(question.id, question.message, question.schema.wire, question.expires_wall())
+        result = await self.policy.fallback(ctx, pending)
+        answer = Answer(result.action, result.content)
+        if run is not None and run.hosted:
+            await self.durability.record(run.id, run.principal, question.seq, Entry.of_answer(question.digest, answer))
+        question.resolve(answer)
+
+
+class Asker:
+    """Puts a tool body's question to the person on the route its client allows, and waits for the answer."""
+
+    def __init__(self, policy: Policy, registry: Registry, durability: Durability, store: Store) -> None:
+        self.policy = policy
+        self.registry = registry
+        self.store = store
+        self.native = NativeRoute(policy.keepalive)
+        self.mrtr = MrtrRoute(durability)
+        self.model = ModelRoute(durability, registry)
+        self.handler = HandlerRoute(policy, durability)
+
+    def choose(self, rctx: ServerRequestContext[Any, Any], run: Run | None, question: Question) -> Route:
+        """The route for `question`, or `ElicitationNotSupported` when none reaches the person."""
+        hosted = run is not None and run.hosted
+        what = "links (URL mode)" if question.mode == "url" else "elicitation forms"
+        fallback = self.policy.fallback
+        if self.policy.native_possible(rctx, question.mode):
+            if not _mcp.is_mrtr(rctx.protocol_version):
+                return self.native
+            if not hosted:
+                raise ElicitationNotSupported(
+                    "On MCP 2026-07-28 a question can only be asked from a tool called through the server "
+                    "that Elicitation(server) is attached to, while the server's lifespan is running"
+                )
+            return self.mrtr
+        # A link to someone else's page cannot be answered through the model: nothing would say it was done.
+        if fallback == "error" or (fallback == "llm" and question.mode == "url" and not question.observable):
+            raise ElicitationNotSupported(f"The client did not declare that it can show {what}")
+        if fallback == "llm":
+            if not hosted:
+                raise ElicitationNotSupported(
+                    f"The client cannot show {what}, and the fallback route needs the tool to run "
+                    "through the server that Elicitation(server) is attached to, while its lifespan is running"
+                )
+            return self.model
+        return self.handler
+
+    async def ask(self, ctx: Context[Any, Any], run: Run | None, question: Question, timeout: float) -> Answer:
+        """Put `question` to the person on the best route; wait until `question.expires_at`.
+
+        Raises:
+            ElicitationTimeout: no answer in time (the message quotes `timeout`).
+            ElicitationNotSupported: no route reaches the person.
+            ElicitationClientError: the client answered with an error.
+            InvalidElicitationContent: the client's reply was not an elicitation result.
+        """
+        own = _mcp.request_context(ctx)
+        # A hosted run asks through whichever request is waiting for it now (the latest retry).
+        rctx = run.rctx if run is not None and run.hosted and run.rctx is not None else own
+        question.owner = run
+        if run is not None and run.hosted:
+            question.seq = run.advance()
+            question.digest = digest_of(question.message, question.schema.wire)
+            entry = run.journal.get(question.seq)
+            replayed = reusable_answer(entry, question.digest)
+            if replayed is not None:
+                return replayed
+            if entry is not None:
+                logger.info(
+                    "Run %s asks a different question at step %d than its journal holds; asking again",
+                    run.id,
+                    question.seq,
+                )
+        question.caller = (_mcp.principal(rctx), _mcp.session_key(rctx))
+        route = self.choose(rctx, run, question)
+        question.route = route.name
+        if route.tracked:
+            if self.policy.one_pending_per_session:
+                self.registry.claim_session(_mcp.session_key(rctx), question)
+            if question.observable:
+                self.registry.url_questions[question.id] = question
+        try:
+            # One scope per question: its deadline is the timeout, and cancelling it withdraws the question.
+            with anyio.CancelScope(deadline=question.expires_at) as scope:
+                if route is self.native:
+                    question.scope = scope
+                await route.put(ctx, rctx, run, question)
+        finally:
+            question.scope = None
+            self.registry.forget(question)
+            if run is not None and run.hosted and route.name in ("mrtr", "llm") and question.mode == "form":
+                # The stored record must not outlive the question: its elicitId must stop working. (A link's
+                # record stays with its run; the journal says it was answered.)
+                with anyio.CancelScope(shield=True), suppress(Exception):
+                    await self.store.delete_question(question.id)
+        if question.answer is None:
+            raise ElicitationTimeout(timeout)
+        if route is self.native and question.observable:
+            # 2025-11-25: tell the client the out-of-band flow it opened has finished.
+            with anyio.CancelScope(shield=True), suppress(Exception):
+                await rctx.session.send_elicit_complete(question.id, related_request_id=rctx.request_id)
+        return question.answer
 
 
 def _wants_progress(rctx: ServerRequestContext[Any, Any]) -> bool:

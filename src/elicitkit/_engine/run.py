@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import inspect
 import math
-import secrets
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -20,6 +19,8 @@ import anyio
 import anyio.lowlevel
 from mcp_types import ElicitRequestFormParams, ElicitRequestURLParams
 
+from elicitkit._core.kinds import Answer, Hosting, Mode, QuestionState, RouteName, new_id
+from elicitkit._core.rounds import Round
 from elicitkit._schema.compile import FormSchema
 
 __all__ = ["Answer", "Final", "Question", "Run", "call", "new_id"]
@@ -39,19 +40,6 @@ async def call(fn: Callable[[], Any]) -> Any:
     return result
 
 
-def new_id() -> str:
-    """128 random bits, URL-safe."""
-    return secrets.token_urlsafe(16)
-
-
-@dataclass(frozen=True, slots=True)
-class Answer:
-    """A person's reply as it came off the wire: action plus optional content."""
-
-    action: str
-    content: Any = None
-
-
 @dataclass(eq=False, slots=True)
 class Question:
     """One elicitation waiting for its answer."""
@@ -65,16 +53,13 @@ class Question:
     """Position in the run's journal."""
     digest: str = ""
     """Digest of the question asked (message and schema), pinning its journaled answer."""
-    mode: str = "form"
-    """"form", or "url" for a link the person opens."""
+    mode: Mode = "form"
     url: str | None = None
     observable: bool = False
     """A URL question elicitkit's own page or callback completes (the client's accept only acknowledges it)."""
-    acknowledged: bool = False
-    """The client accepted a URL question; its answer comes when the page completes."""
+    state: QuestionState = QuestionState.OPEN
     secret_fields: tuple[str, ...] = ()
-    route: str = "native"
-    """How the question travels: "native" (elicitation/create), "mrtr" (InputRequiredResult) or "llm"."""
+    route: RouteName = "native"
     caller: tuple[str | None, object] = (None, None)
     """(principal, session) of the request that asked it; only the same caller may answer by elicitId."""
     session: object = None
@@ -89,6 +74,15 @@ class Question:
             self._answered = anyio.Event()
             await self._answered.wait()
 
+    @property
+    def acknowledged(self) -> bool:
+        """The client accepted a link to elicitkit's page; the page will carry the answer."""
+        return self.state is QuestionState.ACKNOWLEDGED
+
+    def acknowledge(self) -> None:
+        if self.state is QuestionState.OPEN:
+            self.state = QuestionState.ACKNOWLEDGED
+
     def expires_wall(self) -> float:
         """`expires_at` (an event-loop deadline) in seconds since the epoch, for stores and wire formats."""
         return time.time() + (self.expires_at - anyio.current_time())
@@ -100,11 +94,15 @@ class Question:
             return ElicitRequestURLParams(mode="url", message=self.message, url=self.url)
         return ElicitRequestFormParams(message=self.message, requested_schema=self.schema.wire)
 
+    def resolve_cancelled(self) -> bool:
+        return self.resolve(Answer("cancel"))
+
     def resolve(self, answer: Answer) -> bool:
         """Deliver `answer`; False when the question already had one."""
         if self.answer is not None:
             return False
         self.answer = answer
+        self.state = QuestionState.ANSWERED
         if self.owner is not None:
             self.owner.pending.pop(self.id, None)
         if self._answered is not None:
@@ -132,11 +130,10 @@ class Run:
     mrtr: bool
     pending: dict[str, Question] = field(default_factory=dict)
     final: Final | None = None
-    round: str | None = None
-    """The one-time nonce the next retry must echo; None while no retry is expected."""
+    hosting: Hosting = Hosting.INLINE
+    round: Round = field(default_factory=Round)
+    """The one-time nonce the next retry must echo."""
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
-    inline: bool = False
-    """True when the body runs inside its request (handshake era, or no lifespan to host it)."""
     rctx: Any = None
     """The request currently waiting for this run's next outcome (its context), if any."""
     picked: bool = False
@@ -145,13 +142,21 @@ class Run:
     arguments: dict[str, Any] = field(default_factory=dict)
     stale: bool = False
     """Another node took this run over; this copy stops and leaves the records alone."""
-    hosted: bool = False
-    """True when the body runs in its own task and is journaled (so it can be resumed or replayed elsewhere)."""
     journal: dict[int, Any] = field(default_factory=dict)
     """Entries recorded before this body started (a replay); consulted by `elicit` and `step`."""
     next_seq: int = 0
     # Created only while someone waits: 10,000 suspended runs should not carry idle events.
     _changed: anyio.Event | None = None
+
+    @property
+    def hosted(self) -> bool:
+        """The body runs in its own task and is journaled (so it can be resumed or replayed elsewhere)."""
+        return self.hosting is Hosting.HOSTED
+
+    @property
+    def ending(self) -> bool:
+        """Cancelled or expired: no new answer may enter."""
+        return self.scope.cancel_called
 
     def mark_picked(self) -> None:
         self.picked = True
@@ -218,18 +223,17 @@ class Run:
 
     def expect_retry(self, expiry: float) -> str:
         """Hand out a fresh one-time round nonce and start the expiry clock."""
-        self.round = new_id()
+        nonce = self.round.open()
         self.suspend(expiry)
-        return self.round
+        return nonce
 
     def is_round(self, nonce: str) -> bool:
         """Whether `nonce` is the current round's, without using it."""
-        return self.round is not None and not self.scope.cancel_called and secrets.compare_digest(self.round, nonce)
+        return not self.ending and self.round.matches(nonce)
 
     def take_round(self, nonce: str) -> bool:
         """Consume the round nonce; False when it is not the current one (reused or stale) or the run is ending."""
-        if self.round is None or self.scope.cancel_called or not secrets.compare_digest(self.round, nonce):
+        if self.ending or not self.round.take(nonce):
             return False
-        self.round = None
         self.resume()
         return True

@@ -25,22 +25,19 @@ import hashlib
 import hmac
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from elicitkit._engine.run import Answer
+from elicitkit._core.kinds import Answer
+from elicitkit._engine.inbox import PageQuestion
 from elicitkit._errors import InvalidElicitationContent
-from elicitkit._schema.compile import FormSchema, compile_schema
-from elicitkit._schema.validate import check_content, to_data
+from elicitkit._schema.validate import to_data
 from elicitkit._web.forms import parse_form
 from elicitkit._web.pages import CSP, STYLESHEET, error_page, form_page, message_page
 from elicitkit._web.tokens import InvalidLink, Link, LinkTokens
-
-if TYPE_CHECKING:
-    from elicitkit._engine.engine import Engine
 
 __all__ = ["PageIdentity", "PageSettings", "Pages"]
 
@@ -67,20 +64,21 @@ class PageSettings(Protocol):
     def page_identity(self) -> PageIdentity | None: ...
 
 
-class _Form:
-    """What a page needs to know about the question behind a link."""
+class Questions(Protocol):
+    """How the pages reach questions: the engine's inbox, seen through the three things pages do."""
 
-    def __init__(self, message: str, schema: FormSchema, local: bool) -> None:
-        self.message = message
-        self.schema = schema
-        self.local = local
+    async def page_question(self, question_id: str, principal: str | None) -> PageQuestion | None: ...
+
+    async def page_answer(self, question_id: str, principal: str | None, answer: Answer) -> bool: ...
+
+    async def use_link(self, question_id: str, expires_at: float) -> bool: ...
 
 
 class Pages:
     """The routes, bound to an engine, its link tokens and the page settings."""
 
-    def __init__(self, engine: Engine, tokens: LinkTokens, settings: PageSettings) -> None:
-        self.engine = engine
+    def __init__(self, questions: Questions, tokens: LinkTokens, settings: PageSettings) -> None:
+        self.questions = questions
         self.tokens = tokens
         self.settings = settings
 
@@ -153,17 +151,8 @@ class Pages:
         identity = self.settings.page_identity
         return identity is None or await identity(request) == link.principal
 
-    async def _question(self, link: Link) -> _Form | None:
-        question = self.engine.url_questions.get(link.question_id)
-        if question is not None:
-            if question.answer is not None or question.caller[0] != link.principal:
-                return None
-            return _Form(question.message, question.schema, local=True)
-        record = await self.engine.durability.load_question(link.question_id, link.principal)
-        if record is None or record.mode != "url" or record.seq in await self.engine.store.journal(record.run_id):
-            return None
-        schema = dataclasses.replace(compile_schema(record.schema), secret_fields=record.secret)
-        return _Form(record.message, schema, local=False)
+    async def _question(self, link: Link) -> PageQuestion | None:
+        return await self.questions.page_question(link.question_id, link.principal)
 
     # -- routes ------------------------------------------------------------------
 
@@ -194,32 +183,27 @@ class Pages:
             problems = self._problems(found, content)
             if problems:
                 return self._render(request, link, found, status=422, values=content, errors=problems)
-        if not await self.engine.store.use_once(f"link:{link.question_id}", link.expires_at):
+        if not await self.questions.use_link(link.question_id, link.expires_at):
             return self._error(request, "This link was already used.", 410)
-        if not await self.engine.complete(link.question_id, link.principal, Answer(str(action), content)):
+        if not await self.questions.page_answer(link.question_id, link.principal, Answer(str(action), content)):
             return self._error(request, _GONE, 410)
         if action == "accept":
             return self._unbind(request, self._done(request, "Thank you", f"Your answer was sent. {_CLOSE}"), link)
         return self._unbind(request, self._done(request, "Done", _CLOSE, symbol="-"), link)
 
     @staticmethod
-    def _problems(found: _Form, content: dict[str, Any]) -> dict[str, list[str]]:
-        if found.local:
-            try:
-                to_data(found.schema, content)
-            except InvalidElicitationContent as exc:
-                return _by_field(exc)
-            return {}
-        problems: dict[str, list[str]] = {}
-        for problem in check_content(found.schema, content):
-            problems.setdefault(problem.path, []).append(problem.message)
-        return problems
+    def _problems(found: PageQuestion, content: dict[str, Any]) -> dict[str, list[str]]:
+        try:
+            to_data(found.schema, content)
+        except InvalidElicitationContent as exc:
+            return _by_field(exc)
+        return {}
 
     def _render(
         self,
         request: Request,
         link: Link,
-        found: _Form,
+        found: PageQuestion,
         *,
         status: int,
         values: dict[str, Any] | None = None,
@@ -270,10 +254,10 @@ class Pages:
             return self._error(request, _UNBOUND, 403)
         if not await self._same_person(request, link):
             return self._error(request, "This link was sent to someone else.", 403)
-        if not await self.engine.store.use_once(f"link:{link.question_id}", link.expires_at):
+        if not await self.questions.use_link(link.question_id, link.expires_at):
             return self._error(request, "This link was already used.", 410)
         params = {key: value for key, value in request.query_params.items() if key != "state"}
-        if not await self.engine.complete(link.question_id, link.principal, Answer("accept", params)):
+        if not await self.questions.page_answer(link.question_id, link.principal, Answer("accept", params)):
             return self._error(request, "This request was already completed, or it has expired.", 410)
         return self._unbind(request, self._done(request, "All set", _CLOSE), link)
 

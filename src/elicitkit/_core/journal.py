@@ -1,0 +1,53 @@
+"""Journal entries, and the rule for reusing one when a run is replayed.
+
+An answer is pinned to a digest of the question asked (message and schema): a
+replayed body that asks the same question at the same position gets the
+journaled answer back; a reworded or reshaped question is asked again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from elicitkit._core.kinds import Answer
+
+__all__ = ["Entry", "digest_of", "reusable_answer", "reusable_step"]
+
+
+def digest_of(message: str, schema: dict[str, Any]) -> str:
+    canonical = json.dumps({"m": message, "s": schema}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:32]
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One journal entry: an answer (`kind="answer"`) or a step result (`kind="step"`)."""
+
+    kind: Literal["answer", "step"]
+    digest: str
+    """The question's digest for an answer, the step's name for a step."""
+    action: str = ""
+    content: Any = None
+    value: Any = None
+
+    @classmethod
+    def of_answer(cls, digest: str, answer: Answer) -> Entry:
+        return cls("answer", digest, answer.action, answer.content)
+
+    def answer(self) -> Answer:
+        return Answer(self.action, self.content)
+
+
+def reusable_answer(entry: Entry | None, digest: str) -> Answer | None:
+    """The journaled answer to the question with `digest`, or None when it must be asked (again)."""
+    if entry is not None and entry.kind == "answer" and entry.digest == digest:
+        return entry.answer()
+    return None
+
+
+def reusable_step(entry: Entry | None, name: str) -> bool:
+    """Whether `entry` is the journaled result of the step called `name`."""
+    return entry is not None and entry.kind == "step" and entry.digest == name

@@ -1,0 +1,71 @@
+"""The words of the domain: modes, routes, actions, and the states a question and a run go through."""
+
+from __future__ import annotations
+
+import enum
+import secrets
+from dataclasses import dataclass
+from typing import Any, Literal
+
+__all__ = [
+    "ACTIONS",
+    "Action",
+    "Answer",
+    "Hosting",
+    "Mode",
+    "QuestionState",
+    "RouteName",
+    "new_id",
+    "only_acknowledges",
+]
+
+Mode = Literal["form", "url"]
+"""How a question is shown: a form the client renders, or a link the person opens."""
+
+RouteName = Literal["native", "mrtr", "llm", "handler"]
+"""How a question reaches the person: 2025-11-25 `elicitation/create`, 2026-07-28 `InputRequiredResult`,
+the model (fallback tool), or the server's own fallback handler."""
+
+Action = Literal["accept", "decline", "cancel"]
+ACTIONS: tuple[Action, ...] = ("accept", "decline", "cancel")
+
+
+class QuestionState(enum.Enum):
+    OPEN = "open"
+    """Asked, no reply yet."""
+    ACKNOWLEDGED = "acknowledged"
+    """The client accepted a link to one of elicitkit's pages; the page will carry the answer."""
+    ANSWERED = "answered"
+
+
+class Hosting(enum.Enum):
+    """Where a tool body runs."""
+
+    INLINE = "inline"
+    """Inside its own request (a 2025-11-25 client that shows forms): nothing is stored."""
+    HOSTED = "hosted"
+    """In a task of its own, journaled, outliving requests (MRTR, the model fallback, replay)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A person's reply as it came off the wire: action plus optional content."""
+
+    action: str
+    content: Any = None
+
+
+def new_id() -> str:
+    """128 random bits, URL-safe."""
+    return secrets.token_urlsafe(16)
+
+
+def only_acknowledges(observable: bool, action: str) -> bool:
+    """Whether a reply merely says the person went to elicitkit's page, which will carry the real answer.
+
+    A client's `accept` of a URL question whose page is elicitkit's own (a secure
+    form, a third-party flow coming back) means "the user agreed to open it", as
+    the spec says; the answer arrives when the page completes. For any other
+    question the reply is the answer.
+    """
+    return observable and action == "accept"

@@ -1,0 +1,225 @@
+"""The run host: starts tool bodies in tasks of their own, drives them, and hands their outcomes to requests.
+
+When a question may need a route that outlives a request (2026-07-28's
+`InputRequiredResult`, or the model fallback), the tool body runs in a task of
+the server's lifespan and is journaled. Each request — the first call, every
+retry, every fallback answer, on this node or forwarded from another — waits
+for the run's *next outcome*: the final result, or the open questions to hand
+back. The body never runs twice; only a node that takes over a dead owner's
+run replays it, and replay returns every journaled answer and step at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+from contextvars import ContextVar
+from dataclasses import replace
+from typing import Any
+
+import anyio
+import anyio.abc
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp_types import ElicitRequest, InputRequiredResult
+
+from elicitkit import _mcp
+from elicitkit._core.codec import encode_state
+from elicitkit._core.kinds import Hosting, new_id
+from elicitkit._engine import refusals
+from elicitkit._engine.journal import Durability, RunRecord
+from elicitkit._engine.policy import Policy
+from elicitkit._engine.registry import Registry
+from elicitkit._engine.run import Final, Question, Run
+from elicitkit._errors import StoreUnavailable
+from elicitkit._fallback import render_pending
+from elicitkit.stores.base import Store
+
+__all__ = ["RunHost", "current_run"]
+
+logger = logging.getLogger("elicitkit")
+
+current_run: ContextVar[Run | None] = ContextVar("elicitkit_run", default=None)
+"""The run whose body is executing in this task (None outside tool calls elicitkit saw)."""
+
+
+class RunHost:
+    """Task groups for suspended bodies, one per lifespan entry, and the runs' life in them."""
+
+    def __init__(self, policy: Policy, registry: Registry, durability: Durability, store: Store) -> None:
+        self.policy = policy
+        self.registry = registry
+        self.durability = durability
+        self.store = store
+        # The lifespan's task group, found through the context its requests inherit (stdio,
+        # in-memory clients, HTTP sessions), or else by the identity of the lifespan state.
+        self._host_var: ContextVar[anyio.abc.TaskGroup | None] = ContextVar(f"elicitkit_host_{id(self)}", default=None)
+        self._hosts: dict[int, list[anyio.abc.TaskGroup]] = {}
+
+    @asynccontextmanager
+    async def hosting(self, lifespan_state: Any, tg: anyio.abc.TaskGroup) -> AsyncIterator[None]:
+        """Make `tg` the home of runs started by requests of this lifespan entry."""
+        hosts = self._hosts.setdefault(id(lifespan_state), [])
+        hosts.append(tg)
+        token = self._host_var.set(tg)
+        try:
+            yield
+        finally:
+            # A lifespan may be exited from another context than it was entered in.
+            with suppress(ValueError):
+                self._host_var.reset(token)
+            hosts.remove(tg)
+            if not hosts:
+                del self._hosts[id(lifespan_state)]
+
+    def host_for(self, rctx: ServerRequestContext[Any, Any]) -> anyio.abc.TaskGroup | None:
+        host = self._host_var.get()
+        if host is not None:
+            return host
+        hosts = self._hosts.get(id(rctx.lifespan_context))
+        return hosts[-1] if hosts else None
+
+    async def start(
+        self, rctx: ServerRequestContext[Any, Any], tool: str, arguments: dict[str, Any], call_next: CallNext
+    ) -> HandlerResult:
+        """Run a tool body: inside this request when it can only ask natively, else hosted and journaled."""
+        host = self.host_for(rctx) if self.policy.needs_host(rctx) else None
+        hosting = Hosting.INLINE if host is None else Hosting.HOSTED
+        run = Run(
+            id=new_id(),
+            tool=tool,
+            principal=_mcp.principal(rctx),
+            mrtr=_mcp.is_mrtr(rctx.protocol_version),
+            hosting=hosting,
+        )
+        self.registry.runs[run.id] = run
+        if host is None:
+            token = current_run.set(run)
+            try:
+                return await call_next(rctx)
+            finally:
+                current_run.reset(token)
+                self.registry.runs.pop(run.id, None)
+        run.arguments = arguments
+        await self.store_run(run)
+        run.rctx = rctx
+        host.start_soon(self.drive, run, rctx, call_next)
+        return await self.await_outcome(run, rctx)
+
+    async def replay(
+        self,
+        rctx: ServerRequestContext[Any, Any],
+        call_next: CallNext,
+        run_id: str,
+        principal: str | None,
+        record: RunRecord,
+    ) -> HandlerResult:
+        """Run the tool body again; every journaled `elicit` and `step` returns at once."""
+        host = self.host_for(rctx)
+        if host is None:
+            raise refusals.ended()
+        run = Run(id=run_id, tool=record.tool, principal=principal, mrtr=record.mrtr, hosting=Hosting.HOSTED)
+        run.journal = await self.durability.journal(run_id, principal)
+        run.arguments = record.arguments
+        self.registry.runs[run_id] = run
+        logger.info("Replaying run %s of tool %r from %d journal entries", run_id, record.tool, len(run.journal))
+        params = {"name": record.tool, "arguments": record.arguments}
+        if rctx.params and "_meta" in rctx.params:
+            params["_meta"] = rctx.params["_meta"]
+        body_ctx = replace(rctx, params=params)
+        run.rctx = rctx
+        host.start_soon(self.drive, run, body_ctx, call_next)
+        return await self.await_outcome(run, rctx)
+
+    async def drive(self, run: Run, rctx: ServerRequestContext[Any, Any], call_next: CallNext) -> None:
+        """Run a hosted body to its end; keep the run's records only while it can still be resumed."""
+        current_run.set(run)
+        finished = False  # stays False only when the host is shut down: then the records stay for a restart
+        try:
+            with run.scope:
+                try:
+                    run.finish(Final(result=await call_next(rctx)))
+                except Exception as exc:
+                    run.finish(Final(error=exc))
+            if run.final is None:
+                logger.info(
+                    "Run %s of tool %r ended unfinished: no answer came in time, or it was cancelled", run.id, run.tool
+                )
+            else:
+                # Nobody may be waiting (a timeout ended the body between rounds): keep the result for the next request.
+                with anyio.move_on_after(self.policy.run_expiry):
+                    await run.wait_picked()
+            finished = True
+        finally:
+            if run.final is None:
+                # Wake any request still waiting for this run (one that raced its expiry or shutdown).
+                run.finish(Final(error=refusals.ended()))
+            for question in list(run.pending.values()):
+                question.resolve_cancelled()
+            self.registry.runs.pop(run.id, None)
+            if finished and not run.stale:
+                # Shutdown is the other way out: then the records stay, and a restart replays the run.
+                with anyio.CancelScope(shield=True):
+                    try:
+                        found = await self.store.get_run(run.id)
+                        if found is None or found[0] == self.policy.node:  # never delete a run another node took over
+                            await self.store.delete_run(run.id)
+                    except StoreUnavailable:
+                        logger.warning("Could not delete finished run %s; it expires on its own", run.id)
+
+    async def await_outcome(self, run: Run, rctx: ServerRequestContext[Any, Any] | None) -> HandlerResult:
+        """Wait for the run's next outcome on behalf of a request (None: a request forwarded from another node)."""
+        run.rctx = rctx
+        outcome: Final | list[Question] | None = None
+        try:
+            # While the person is on one of our pages, a request waits a bounded time, then comes back later.
+            with anyio.move_on_after(self.policy.url_wait if run.awaiting_pages else math.inf):
+                outcome = await run.next_outcome()
+        except anyio.get_cancelled_exc_class():
+            # The caller went away (cancelled or disconnected): so does the run.
+            run.scope.cancel()
+            raise
+        finally:
+            run.rctx = None
+        if outcome is None:
+            return self._still_waiting(run)
+        if isinstance(outcome, Final):
+            run.mark_picked()
+            if outcome.error is not None:
+                raise outcome.error
+            result: HandlerResult = outcome.result
+            return result
+        # The run waits for another round: keep its records alive for as long as it may.
+        await self.store_run(run)
+        by_model = [q for q in outcome if q.route == "llm"]
+        if by_model:
+            # A model handles one question at a time; the others follow in later results.
+            return self._pending_for_model(run, by_model[0])
+        nonce = run.expect_retry(self.policy.run_expiry)
+        return InputRequiredResult(
+            input_requests={q.id: ElicitRequest(params=q.wire_params()) for q in outcome},
+            request_state=encode_state(run.id, nonce),
+        )
+
+    def _pending_for_model(self, run: Run, question: Question, note: str = "") -> HandlerResult:
+        run.suspend(self.policy.run_expiry)
+        message = question.message
+        if question.mode == "url":
+            message = f"{message}\n\nThe user must open this link themselves: {question.url}{note}"
+        schema = question.schema.wire if question.mode == "form" else {"type": "object", "properties": {}}
+        return render_pending(question.id, message, schema, question.expires_wall(), self.policy.fallback_tool)
+
+    def _still_waiting(self, run: Run) -> HandlerResult:
+        """The person has not finished the page yet: come back later."""
+        by_model = [q for q in run.pending.values() if q.route == "llm" and q.acknowledged]
+        if by_model:
+            note = " (They have not finished yet: ask them to, then call the tool again with action accept.)"
+            return self._pending_for_model(run, by_model[0], note)
+        nonce = run.expect_retry(self.policy.run_expiry)
+        return InputRequiredResult(request_state=encode_state(run.id, nonce))
+
+    async def store_run(self, run: Run) -> None:
+        """Write (or renew) the run's record; written up front so a store outage fails the call cleanly."""
+        record = RunRecord(run.tool, run.arguments, run.mrtr)
+        await self.durability.save_run(run.id, run.principal, record, self.policy.run_expiry)

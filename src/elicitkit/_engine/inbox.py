@@ -1,0 +1,363 @@
+"""The inbox: the one place where an answer arrives, from wherever it comes.
+
+An answer comes with a 2026-07-28 retry (`inputResponses`), a call of the
+fallback tool (the model relays the person), one of elicitkit's pages or
+callbacks, or from another node that received it. Each time the inbox:
+
+1. finds the question — in memory when this process holds the run, else from
+   its sealed record in the store;
+2. validates it (fallback answers; pages validate before they post);
+3. journals it (first writer wins; a URL accept only acknowledges: the page
+   carries the real answer) and claims the one-time round;
+4. delivers it: to the run here, to the owner node, or by taking the run
+   over and replaying it from its journal.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp_types import CallToolResult, ElicitResult
+from pydantic import ValidationError
+
+from elicitkit import _mcp
+from elicitkit._core.codec import decode_state
+from elicitkit._core.journal import Entry
+from elicitkit._core.kinds import Answer, only_acknowledges
+from elicitkit._engine import refusals
+from elicitkit._engine.cluster import MISSING, Cluster, Missing, decode_outcome, encode_outcome
+from elicitkit._engine.host import RunHost
+from elicitkit._engine.journal import Durability, QuestionRecord, RunRecord
+from elicitkit._engine.policy import Policy
+from elicitkit._engine.registry import Registry
+from elicitkit._engine.run import Question, Run
+from elicitkit._errors import InvalidElicitationContent
+from elicitkit._fallback import error_result, parse_send_args
+from elicitkit._schema import FormSchema, compile_schema, to_data
+from elicitkit.stores.base import Store
+
+__all__ = ["Inbox", "PageQuestion"]
+
+logger = logging.getLogger("elicitkit")
+
+
+@dataclass(frozen=True, slots=True)
+class PageQuestion:
+    """What one of elicitkit's pages needs to show a question: its text and its form."""
+
+    message: str
+    schema: FormSchema
+
+
+class Inbox:
+    def __init__(
+        self,
+        policy: Policy,
+        registry: Registry,
+        durability: Durability,
+        store: Store,
+        cluster: Cluster,
+        host: RunHost,
+    ) -> None:
+        self.policy = policy
+        self.registry = registry
+        self.durability = durability
+        self.store = store
+        self.cluster = cluster
+        self.host = host
+
+    # -- from the MCP client ---------------------------------------------------------
+
+    async def retry(
+        self, rctx: ServerRequestContext[Any, Any], params: Mapping[str, Any], call_next: CallNext
+    ) -> HandlerResult:
+        """A 2026-07-28 retry carrying one of our `requestState`s."""
+        decoded = decode_state(str(params.get("requestState")))
+        if decoded is None:
+            raise refusals.unknown()
+        run_id, nonce = decoded
+        principal = _mcp.principal(rctx)
+        answers = _parse_responses(params.get("inputResponses"))
+        run = self.registry.runs.get(run_id)
+        if run is not None:
+            if not run.hosted or run.tool != params.get("name") or run.principal != principal:
+                raise refusals.unknown()
+            if run.ending:
+                raise refusals.ended()
+            if not run.is_round(nonce):
+                raise refusals.reused()
+            # Journal first, claim the round last: a failure in between leaves the retry usable,
+            # and journal entries are first-writer-wins, so a repeat cannot change an answer.
+            accepted = []
+            for key, answer in answers.items():
+                question = run.pending.get(key)
+                if question is None or question.route != "mrtr":
+                    logger.debug("Ignoring an answer for %r: not an open question of run %s", key, run.id)
+                    continue
+                accepted.append((question, await self._journal(run, question, answer)))
+            if not await self._claim(run_id, nonce) or not run.take_round(nonce):
+                raise refusals.reused()
+            _apply(accepted)
+            return await self.host.await_outcome(run, rctx)
+        found = await self.durability.load_run(run_id, principal)
+        if found is None or found[1].tool != params.get("name"):
+            raise refusals.unknown()
+        questions = await self.durability.run_questions(run_id, principal)
+        delivered: dict[str, list[Any]] = {}
+        for key, answer in answers.items():
+            record = questions.get(key)
+            if record is not None and record.route == "mrtr":
+                await self._journal_record(record, principal, answer)
+                delivered[key] = [answer.action, answer.content]
+        if not await self._claim(run_id, nonce):
+            raise refusals.reused()
+        payload = {"op": "answers", "answers": delivered}
+        return await self._elsewhere(rctx, call_next, run_id, principal, found, payload)
+
+    async def fallback_answer(
+        self, rctx: ServerRequestContext[Any, Any], arguments: Any, call_next: CallNext
+    ) -> HandlerResult:
+        """The fallback system tool: answer an open question by elicitId, then wait like a retry."""
+        tool = self.policy.fallback_tool
+        args = parse_send_args(arguments, tool)
+        if isinstance(args, CallToolResult):
+            return args
+        principal = _mcp.principal(rctx)
+        caller = (principal, _mcp.session_key(rctx))
+        answer = Answer(args.action, args.content)
+        not_open = error_result(
+            f"{tool}: no open question has elicitId {args.elicit_id!r}. It may have been answered already, "
+            "have expired, or belong to another user; call the original tool again if needed."
+        )
+        question = self.registry.by_elicit_id.get(args.elicit_id)
+        if question is not None:
+            run = question.owner
+            if run is None or run.ending or question.caller != caller:
+                return not_open
+            if only_acknowledges(question.observable, answer.action):
+                # The model says the person went to the link: wait (bounded) for our page to complete it,
+                # or, when the page already has, hand over what the run did next.
+                question.acknowledge()
+                run.resume()
+                return await self.host.await_outcome(run, rctx)
+            if question.answer is not None:
+                return not_open
+            problems = _problems(question.schema, answer)
+            if problems is not None:
+                return _still_open(tool, problems)
+            answer = await self._journal(run, question, answer)
+            if not await self._claim(run.id, args.elicit_id):
+                return not_open
+            run.resume()
+            question.resolve(answer)
+            return await self.host.await_outcome(run, rctx)
+        record = await self.durability.load_question(args.elicit_id, principal)
+        if record is None or record.route != "llm":
+            return not_open
+        acknowledges = only_acknowledges(record.observable, answer.action)
+        run = self.registry.hosted_run(record.run_id)
+        if acknowledges and run is not None and run.principal == principal:
+            # The page finished before the model called back, so the run has moved on: hand over its next outcome.
+            if run.ending:
+                return not_open
+            run.resume()
+            return await self.host.await_outcome(run, rctx)
+        if not acknowledges:
+            problems = _problems(compile_schema(record.schema), answer)
+            if problems is not None:
+                return _still_open(tool, problems)
+        found = await self.durability.load_run(record.run_id, principal)
+        if found is None:
+            return not_open
+        await self._journal_record(record, principal, answer)
+        if not await self._claim(record.run_id, args.elicit_id):
+            return not_open
+        payload = {"op": "answers", "answers": {args.elicit_id: [answer.action, answer.content]}}
+        return await self._elsewhere(rctx, call_next, record.run_id, principal, found, payload)
+
+    # -- from elicitkit's pages ------------------------------------------------------
+
+    async def page_question(self, question_id: str, principal: str | None) -> PageQuestion | None:
+        """The open link question behind a page, or None when it was answered, has expired or is someone else's."""
+        question = self.registry.url_questions.get(question_id)
+        if question is not None:
+            if question.answer is not None or question.caller[0] != principal:
+                return None
+            return PageQuestion(question.message, question.schema)
+        record = await self.durability.load_question(question_id, principal)
+        if record is None or record.mode != "url" or record.seq in await self.store.journal(record.run_id):
+            return None
+        return PageQuestion(record.message, replace(compile_schema(record.schema), secret_fields=record.secret))
+
+    async def page_answer(self, question_id: str, principal: str | None, answer: Answer) -> bool:
+        """An answer from one of elicitkit's pages or callbacks; False when no open question matches."""
+        question = self.registry.url_questions.get(question_id)
+        if question is not None:
+            run = question.owner
+            if question.answer is not None or question.caller[0] != principal:
+                return False
+            if run is not None and run.hosted and self._journals(question.secret_fields):
+                await self.durability.record(run.id, run.principal, question.seq, _entry(question.digest, answer))
+            question.resolve(answer)
+            return True
+        record = await self.durability.load_question(question_id, principal)
+        if record is None or record.mode != "url":
+            return False
+        if record.seq in await self.store.journal(record.run_id):
+            return False  # already answered (the run has moved past this question)
+        if not await self._claim(record.run_id, f"page:{question_id}"):
+            return False
+        if self._journals(record.secret):
+            await self.durability.record(record.run_id, principal, record.seq, _entry(record.digest, answer))
+        found = await self.durability.load_run(record.run_id, principal)
+        if found is not None and found[0] != self.policy.node and await self.store.is_alive(found[0]):
+            payload = {"op": "complete", "question": question_id, "answer": [answer.action, answer.content]}
+            await self.cluster.forward(
+                found[0],
+                record.run_id,
+                principal,
+                payload,
+                self.policy.forward_timeout,
+                5.0,
+                check_every=self.policy.lease / 3,
+            )
+        return True
+
+    async def use_link(self, question_id: str, expires_at: float) -> bool:
+        """Spend a page link (once, across every node); False when it was already used."""
+        return await self.store.use_once(f"link:{question_id}", expires_at)
+
+    # -- from other nodes ------------------------------------------------------------
+
+    def principal_of(self, run_id: str) -> str | Missing | None:
+        run = self.registry.hosted_run(run_id)
+        return MISSING if run is None else run.principal
+
+    async def forwarded(self, run_id: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+        """Answers another node received for a run held here; the run's next outcome, or None when not held."""
+        run = self.registry.hosted_run(run_id)
+        if run is None or run.ending or payload.get("op") not in ("answers", "complete"):
+            return None
+        if payload["op"] == "complete":
+            question = run.pending.get(str(payload.get("question")))
+            if question is not None:
+                action, content = payload["answer"]
+                question.resolve(Answer(action, content))
+            return encode_outcome(None)
+        delivered = []
+        for key, (action, content) in payload.get("answers", {}).items():
+            question = run.pending.get(key)
+            if question is not None:
+                delivered.append((question, Answer(action, content)))
+        _apply(delivered)
+        run.round.close()
+        run.resume()
+        try:
+            return encode_outcome(await self.host.await_outcome(run, None))
+        except Exception as exc:
+            return encode_outcome(error=exc)
+
+    # -- the steps -------------------------------------------------------------------
+
+    def _journals(self, secret_fields: Sequence[str]) -> bool:
+        """Answers with secret fields are journaled only when they can be sealed."""
+        return not secret_fields or not self.durability.plain
+
+    async def _claim(self, run_id: str, nonce: str) -> bool:
+        return await self.durability.claim_round(run_id, nonce, self.policy.run_expiry)
+
+    async def _journal(self, run: Run, question: Question, answer: Answer) -> Answer:
+        """Journal `answer` and return the answer the journal holds (the first one written wins)."""
+        if only_acknowledges(question.observable, answer.action):
+            return answer
+        if await self.durability.record(run.id, run.principal, question.seq, _entry(question.digest, answer)):
+            return answer
+        existing = (await self.durability.journal(run.id, run.principal)).get(question.seq)
+        if existing is None or existing.kind != "answer" or existing.digest != question.digest:
+            return answer
+        return existing.answer()
+
+    async def _journal_record(self, record: QuestionRecord, principal: str | None, answer: Answer) -> None:
+        if not only_acknowledges(record.observable, answer.action):
+            await self.durability.record(record.run_id, principal, record.seq, _entry(record.digest, answer))
+
+    async def _elsewhere(
+        self,
+        rctx: ServerRequestContext[Any, Any],
+        call_next: CallNext,
+        run_id: str,
+        principal: str | None,
+        found: tuple[str, RunRecord],
+        payload: dict[str, Any],
+    ) -> HandlerResult:
+        """The run is not held here: its owner resumes it, or this node replays it from the journal."""
+        owner, record = found
+        node = self.policy.node
+        for _ in range(3):
+            if owner != node:  # forwarding finds out fast when nobody listens, then checks the heartbeat
+                outcome = await self.cluster.forward(
+                    owner,
+                    run_id,
+                    principal,
+                    payload,
+                    self.policy.forward_timeout,
+                    self.policy.run_expiry,
+                    check_every=self.policy.lease / 3,
+                )
+                if outcome is not None:
+                    return decode_outcome(outcome)
+            if owner == node or await self.store.claim_run(run_id, owner, node):
+                return await self.host.replay(rctx, call_next, run_id, principal, record)
+            found_again = await self.durability.load_run(run_id, principal)
+            if found_again is None:
+                raise refusals.unknown()
+            owner, record = found_again
+        raise refusals.taking_over()
+
+
+def _apply(answers: Sequence[tuple[Question, Answer]]) -> None:
+    """Hand answers to their questions in this process."""
+    for question, answer in answers:
+        if only_acknowledges(question.observable, answer.action):
+            question.acknowledge()  # the person is on our page; the page completes the question
+        else:
+            question.resolve(answer)
+
+
+def _entry(digest: str, answer: Answer) -> Entry:
+    return Entry.of_answer(digest, answer)
+
+
+def _problems(schema: FormSchema, answer: Answer) -> InvalidElicitationContent | None:
+    if answer.action != "accept":
+        return None
+    try:
+        to_data(schema, answer.content)
+    except InvalidElicitationContent as exc:
+        return exc
+    return None
+
+
+def _still_open(tool: str, exc: InvalidElicitationContent) -> CallToolResult:
+    return error_result(
+        f"{tool}: {exc} The question is still open: ask the user again and call {tool} with corrected content."
+    )
+
+
+def _parse_responses(raw: Any) -> dict[str, Answer]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise refusals.invalid_responses("inputResponses must be an object keyed by input request")
+    answers: dict[str, Answer] = {}
+    for key, value in raw.items():
+        try:
+            result = ElicitResult.model_validate(value)
+        except ValidationError:
+            raise refusals.invalid_responses(f"inputResponses[{key!r}] is not a valid elicitation result") from None
+        answers[str(key)] = Answer(result.action, result.content)
+    return answers

@@ -1,0 +1,54 @@
+"""The server's settings for runs and routes, and what a client can show (declared, corrected by overrides)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from mcp.server.context import ServerRequestContext
+
+from elicitkit import _mcp
+from elicitkit._clients import ClientOverride, modes_for
+from elicitkit._core.kinds import Mode
+from elicitkit._fallback import Fallback
+
+__all__ = ["Policy"]
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    run_expiry: float
+    """Seconds a suspended run waits for the next request (retry, fallback answer) before it is freed."""
+    url_wait: float
+    """Seconds a request waits for a person on elicitkit's page before it is told to come back."""
+    keepalive: float | None
+    one_pending_per_session: bool
+    fallback: Fallback
+    fallback_tool: str
+    client_overrides: tuple[ClientOverride, ...]
+    node: str
+    shared: bool
+    """Nodes share the store: answers may land on a node that does not hold the run."""
+    forward_timeout: float
+    lease: float
+
+    @property
+    def uses_model(self) -> bool:
+        return self.fallback == "llm"
+
+    def client_modes(self, rctx: ServerRequestContext[Any, Any]) -> frozenset[Mode]:
+        return modes_for(self.client_overrides, _mcp.client_info(rctx), _mcp.capabilities(rctx))
+
+    def native_possible(self, rctx: ServerRequestContext[Any, Any], mode: Mode = "form") -> bool:
+        """Can the client of `rctx` show `mode` itself, on this request's era?"""
+        if mode not in self.client_modes(rctx):
+            return False
+        return _mcp.is_mrtr(rctx.protocol_version) or rctx.session.can_send_request
+
+    def needs_host(self, rctx: ServerRequestContext[Any, Any]) -> bool:
+        """Whether a tool body called by `rctx` may need to outlive its request (and so runs in its own task)."""
+        return _mcp.is_mrtr(rctx.protocol_version) or self.model_fallback_shown(rctx)
+
+    def model_fallback_shown(self, rctx: ServerRequestContext[Any, Any]) -> bool:
+        """Whether this client gets the fallback tool (it cannot show forms, and the model fallback is on)."""
+        return self.uses_model and not self.native_possible(rctx)
