@@ -36,8 +36,8 @@ from typing import Any
 import uvicorn
 from mcp.server.mcpserver import Context, MCPServer
 
-from elicitkit._core.codec import decode_state
 from elicitkit import Accepted, Elicitation
+from elicitkit._core.codec import decode_state
 
 TIMINGS: dict[str, list[float]] = {"retry_local": [], "retry_remote": [], "forward": []}
 

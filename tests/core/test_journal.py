@@ -1,0 +1,35 @@
+"""When a journaled answer or step may be reused by a replayed body."""
+
+from elicitkit._core.journal import Entry, digest_of, reusable_answer, reusable_step
+from elicitkit._core.kinds import Answer
+
+SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+
+
+def test_the_digest_pins_message_and_schema_and_ignores_key_order() -> None:
+    same = {"properties": {"ok": {"type": "boolean"}}, "type": "object"}
+    assert digest_of("Deploy?", SCHEMA) == digest_of("Deploy?", same)
+    assert digest_of("Deploy?", SCHEMA) != digest_of("Deploy now?", SCHEMA)
+    assert digest_of("Deploy?", SCHEMA) != digest_of("Deploy?", {"type": "object", "properties": {}})
+
+
+def test_an_answer_to_the_same_question_is_reused() -> None:
+    digest = digest_of("Deploy?", SCHEMA)
+    entry = Entry.of_answer(digest, Answer("accept", {"ok": True}))
+    assert reusable_answer(entry, digest) == Answer("accept", {"ok": True})
+
+
+def test_an_answer_to_a_reworded_question_is_not_reused() -> None:
+    entry = Entry.of_answer(digest_of("Deploy?", SCHEMA), Answer("decline"))
+    assert reusable_answer(entry, digest_of("Deploy to prod?", SCHEMA)) is None
+
+
+def test_a_step_is_never_taken_for_an_answer_nor_an_answer_for_a_step() -> None:
+    digest = digest_of("Deploy?", SCHEMA)
+    step = Entry("step", digest, value=1)
+    assert reusable_answer(step, digest) is None
+    assert not reusable_step(Entry.of_answer("provision", Answer("accept")), "provision")
+    assert reusable_step(Entry("step", "provision", value={"id": 7}), "provision")
+    assert not reusable_step(Entry("step", "provision", value=1), "bill")
+    assert not reusable_step(None, "provision")
+    assert reusable_answer(None, digest) is None
