@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from types import SimpleNamespace
 from typing import Any
 
 import anyio
@@ -17,6 +16,7 @@ from mcp_types import (
     ElicitRequestParams,
     ElicitResult,
     FormElicitationCapability,
+    Implementation,
     InputRequiredResult,
     TextContent,
     UrlElicitationCapability,
@@ -24,11 +24,12 @@ from mcp_types import (
 
 from elicitkit import (
     Accepted,
+    ClientOverride,
     Elicitation,
     ElicitationNotSupported,
     ElicitationTimeout,
-    supports_elicitation,
 )
+from elicitkit._clients import declared_modes
 from elicitkit.testing import ScriptedHuman, accept
 
 pytestmark = pytest.mark.anyio
@@ -168,13 +169,13 @@ async def test_with_the_error_policy_a_client_without_the_capability_gets_not_su
     assert text(result) == "not supported: The client did not declare that it can show elicitation forms"
 
 
-async def test_supports_elicitation_reports_the_client_capability_on_both_eras(mode: str) -> None:
+async def test_supports_reports_the_client_capability_on_both_eras(mode: str) -> None:
     server = MCPServer("t")
-    Elicitation(server)
+    hitl = Elicitation(server)
 
     @server.tool()
     async def caps(ctx: Context) -> str:
-        return f"{supports_elicitation(ctx)} {supports_elicitation(ctx, 'url')}"
+        return f"{hitl.supports(ctx)} {hitl.supports(ctx, 'url')}"
 
     async with Client(server, mode=mode, elicitation_callback=ScriptedHuman()) as with_cb:
         declared = text(await with_cb.call_tool("caps", {}))
@@ -183,9 +184,17 @@ async def test_supports_elicitation_reports_the_client_capability_on_both_eras(m
     assert declared.startswith("True")
 
 
-def fake_ctx(elicitation: ElicitationCapability | None) -> Any:
-    session = SimpleNamespace(client_capabilities=ClientCapabilities(elicitation=elicitation))
-    return SimpleNamespace(request_context=SimpleNamespace(session=session))
+async def test_supports_honours_client_overrides_on_both_eras(mode: str) -> None:
+    server = MCPServer("t")
+    hitl = Elicitation(server, client_overrides=[ClientOverride("mcp", modes=())])
+
+    @server.tool()
+    async def caps(ctx: Context) -> str:
+        return f"{hitl.supports(ctx)} {hitl.supports(ctx, 'url')}"
+
+    info = Implementation(name="mcp", version="1.0")
+    async with Client(server, mode=mode, elicitation_callback=ScriptedHuman(), client_info=info) as client:
+        assert text(await client.call_tool("caps", {})) == "False False"
 
 
 @pytest.mark.parametrize(
@@ -200,9 +209,9 @@ def fake_ctx(elicitation: ElicitationCapability | None) -> Any:
     ids=["none", "bare-{}-means-form", "form", "url-only", "both"],
 )
 def test_declared_modes_map_to_support(capability: ElicitationCapability | None, form: bool, url: bool) -> None:
-    ctx = fake_ctx(capability)
-    assert supports_elicitation(ctx, "form") is form
-    assert supports_elicitation(ctx, "url") is url
+    modes = declared_modes(ClientCapabilities(elicitation=capability))
+    assert ("form" in modes) is form
+    assert ("url" in modes) is url
 
 
 async def test_one_pending_per_session_cancels_the_previous_question() -> None:

@@ -11,14 +11,18 @@ EXPECTED = [
     "ElicitationNotSupported",
     "ElicitationResult",
     "ElicitationTimeout",
+    "Fallback",
+    "FallbackHandler",
     "InvalidElicitationContent",
+    "PageIdentity",
     "PendingQuestion",
     "Problem",
+    "SERVER_DEFAULT",
     "SchemaError",
     "StoreUnavailable",
     "TamperedRecord",
+    "Timeout",
     "Titles",
-    "supports_elicitation",
 ]
 
 
@@ -43,3 +47,10 @@ def test_importing_the_package_has_no_side_effects_on_logging() -> None:
     import logging
 
     assert logging.getLogger("elicitkit").handlers == []
+
+
+def test_implementation_modules_are_private() -> None:
+    import pkgutil
+
+    public = sorted(m.name for m in pkgutil.iter_modules(elicitkit.__path__) if not m.name.startswith("_"))
+    assert public == ["stores", "testing"]

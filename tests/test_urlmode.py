@@ -833,6 +833,25 @@ async def test_a_client_that_cannot_open_links_gets_the_link_through_the_model(m
     assert hitl.active_runs == 0
 
 
+@pytest.mark.parametrize(("reply", "outcome"), [("accept", "agreed to open it"), ("decline", "declined")])
+async def test_an_external_link_reaches_a_client_that_cannot_open_links_through_the_model(
+    mode: str, reply: Literal["accept", "decline"], outcome: str
+) -> None:
+    hitl = checkout_server()
+    async with serving(hitl) as url, Client(url, mode=mode) as client:
+        pending = await client.call_tool("pay", {"url": CHECKOUT})
+        assert pending.meta is not None, text_of(pending)
+        assert CHECKOUT in text_of(pending)
+        elicit_id = pending.meta["elicitationPending"]["elicitId"]
+        answer: dict[str, Any] = {"elicitId": elicit_id, "action": reply}
+        if reply == "accept":
+            answer["content"] = {}
+        with anyio.fail_after(5):
+            result = await client.call_tool("sendElicitationResult", answer)
+    assert text_of(result) == outcome
+    assert hitl.active_runs == 0
+
+
 async def test_with_the_error_policy_a_client_that_cannot_open_links_gets_an_error(mode: str) -> None:
     hitl, answers = account_server(fallback="error")
     async with serving(hitl) as url, Client(url, mode=mode) as client:

@@ -6,7 +6,6 @@ answer = await hitl.elicit(ctx, "Deploy v2.1?", Approval)
 ```
 """
 
-from elicitkit._capabilities import supports_elicitation
 from elicitkit._clients import ClientOverride
 from elicitkit._elicitation import Elicitation
 from elicitkit._errors import (
@@ -20,9 +19,11 @@ from elicitkit._errors import (
     StoreUnavailable,
     TamperedRecord,
 )
-from elicitkit._fallback import PendingQuestion
+from elicitkit._fallback import Fallback, FallbackHandler, PendingQuestion
 from elicitkit._results import Accepted, Cancelled, Declined, ElicitationResult
 from elicitkit._schema.compile import Titles
+from elicitkit._timeouts import SERVER_DEFAULT, Timeout
+from elicitkit._web.app import PageIdentity
 
 __all__ = [
     "Accepted",
@@ -35,12 +36,16 @@ __all__ = [
     "ElicitationNotSupported",
     "ElicitationResult",
     "ElicitationTimeout",
+    "Fallback",
+    "FallbackHandler",
     "InvalidElicitationContent",
+    "PageIdentity",
     "PendingQuestion",
     "Problem",
+    "SERVER_DEFAULT",
     "SchemaError",
     "StoreUnavailable",
     "TamperedRecord",
+    "Timeout",
     "Titles",
-    "supports_elicitation",
 ]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal, TypeVar, overload
 
@@ -23,6 +22,7 @@ from elicitkit._helpers import FIELD, AskHelpers
 from elicitkit._results import Accepted, Cancelled, Declined, ElicitationResult
 from elicitkit._schema.compile import FormSchema, compile_schema
 from elicitkit._schema.validate import to_data
+from elicitkit._timeouts import SERVER_DEFAULT, Timeout, check_message, check_seconds, seconds
 from elicitkit._urlmode import UrlMode
 from elicitkit._web.app import PageIdentity
 from elicitkit._web.tokens import LinkTokens
@@ -59,7 +59,9 @@ class Elicitation(AskHelpers, UrlMode):
 
     Args:
         server: the server to attach to.
-        timeout: default seconds to wait for an answer (per question).
+        timeout: seconds to wait for each answer unless a call says otherwise;
+            `None` waits without limit (a 2026-07-28 run still ends when the
+            client does not come back within `run_expiry`).
         run_expiry: seconds a 2026-07-28 run waits for the client's retry
             before it is cancelled and freed.
         one_pending_per_session: when True, a new question cancels the
@@ -104,7 +106,7 @@ class Elicitation(AskHelpers, UrlMode):
         self,
         server: MCPServer[Any],
         *,
-        timeout: float = DEFAULT_TIMEOUT,
+        timeout: float | None = DEFAULT_TIMEOUT,
         run_expiry: float = 600.0,
         one_pending_per_session: bool = False,
         fallback: Fallback = "llm",
@@ -121,11 +123,12 @@ class Elicitation(AskHelpers, UrlMode):
         url_wait: float = 10.0,
         page_identity: PageIdentity | None = None,
     ) -> None:
-        _check_timeout(timeout)
-        _check_timeout(run_expiry)
-        _check_timeout(url_wait)
-        if keepalive is not None:
-            _check_timeout(keepalive)
+        check_seconds(timeout)
+        check_seconds(run_expiry, "run_expiry", none_ok=False)
+        check_seconds(url_wait, "url_wait", none_ok=False)
+        check_seconds(keepalive, "keepalive")
+        check_seconds(forward_timeout, "forward_timeout", none_ok=False)
+        check_seconds(lease, "lease", none_ok=False)
         if not (fallback in ("llm", "error") or callable(fallback)):
             raise ValueError(f'fallback must be "llm", "error" or an async callable, not {fallback!r}')
         if getattr(server, _ATTACHED, None) is not None:
@@ -235,16 +238,16 @@ class Elicitation(AskHelpers, UrlMode):
 
     @overload
     async def elicit(
-        self, ctx: Context[Any, Any], message: str, schema: type[T], *, timeout: float | None = None
+        self, ctx: Context[Any, Any], message: str, schema: type[T], *, timeout: Timeout = SERVER_DEFAULT
     ) -> ElicitationResult[T]: ...
 
     @overload
     async def elicit(
-        self, ctx: Context[Any, Any], message: str, schema: Mapping[str, Any], *, timeout: float | None = None
+        self, ctx: Context[Any, Any], message: str, schema: Mapping[str, Any], *, timeout: Timeout = SERVER_DEFAULT
     ) -> ElicitationResult[dict[str, Any]]: ...
 
     async def elicit(
-        self, ctx: Context[Any, Any], message: str, schema: Any, *, timeout: float | None = None
+        self, ctx: Context[Any, Any], message: str, schema: Any, *, timeout: Timeout = SERVER_DEFAULT
     ) -> ElicitationResult[Any]:
         """Ask the person a question and wait for a validated, typed answer.
 
@@ -253,7 +256,8 @@ class Elicitation(AskHelpers, UrlMode):
             message: what to ask.
             schema: a pydantic model, dataclass or TypedDict (the answer is an
                 instance of it), or a raw restricted JSON schema (the answer is a dict).
-            timeout: seconds to wait; defaults to the server-wide `timeout`.
+            timeout: seconds to wait; `None` waits without limit; by default the
+                server-wide `timeout`.
 
         Returns:
             `Accepted` with `.data`, `Declined`, or `Cancelled`.
@@ -268,16 +272,12 @@ class Elicitation(AskHelpers, UrlMode):
         return await self._ask(ctx, message, compile_schema(schema), timeout, unwrap=False)
 
     async def _ask(
-        self, ctx: Context[Any, Any], message: str, schema: FormSchema, timeout: float | None, *, unwrap: bool
+        self, ctx: Context[Any, Any], message: str, schema: FormSchema, timeout: Timeout, *, unwrap: bool
     ) -> ElicitationResult[Any]:
-        if not isinstance(message, str) or not message.strip():
-            raise ValueError("An elicitation needs a non-empty message")
-        if timeout is None:
-            timeout = self.timeout
-        else:
-            _check_timeout(timeout)
-        question = Question(id=new_id(), message=message, schema=schema, expires_at=anyio.current_time() + timeout)
-        answer = await self._engine.ask(ctx, question, timeout)
+        check_message(message)
+        limit = seconds(timeout, self.timeout)
+        question = Question(id=new_id(), message=message, schema=schema, expires_at=anyio.current_time() + limit)
+        answer = await self._engine.ask(ctx, question, limit)
         if answer.action == "accept":
             data = to_data(schema, answer.content)
             return Accepted(data=data[FIELD] if unwrap else data, content=dict(answer.content))
@@ -293,8 +293,3 @@ async def _send_elicitation_result(
 ) -> str:
     """Placeholder whose signature gives the system tool its input schema; elicitkit's middleware answers calls."""
     raise RuntimeError("sendElicitationResult is answered by elicitkit's middleware")
-
-
-def _check_timeout(value: float) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0 or math.isnan(value):
-        raise ValueError(f"timeout must be a positive number of seconds, got {value!r}")

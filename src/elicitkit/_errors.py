@@ -1,21 +1,23 @@
 """Every exception elicitkit raises, under one root.
 
 ```
-ToolError (mcp SDK: an anticipated tool failure, reported to the model as isError)
-└── ElicitationError
-    ├── ElicitationTimeout          no answer within `timeout=` seconds
-    ├── ElicitationNotSupported     the client cannot show this kind of elicitation
-    ├── ElicitationClientError      the client answered the elicitation with an error
-    ├── InvalidElicitationContent   an accepted answer broke the schema (.problems)
-    ├── SchemaError                 a Python type cannot become a restricted schema
-    └── TamperedRecord              a stored record failed to open (modified, other key or mode)
+ElicitationError
+├── ElicitationTimeout          no answer within `timeout=` seconds               (+ ToolError)
+├── ElicitationNotSupported     the client cannot show this kind of elicitation   (+ ToolError)
+├── ElicitationClientError      the client answered the elicitation with an error (+ ToolError)
+├── InvalidElicitationContent   an accepted answer broke the schema (.problems)   (+ ToolError)
+├── SchemaError                 a Python type cannot become a restricted schema   (a programmer error)
+├── StoreUnavailable            the store could not be reached
+└── TamperedRecord              a stored record failed to open (modified, other key or mode)
 ```
 
 Declining, cancelling and timing out are normal outcomes: `elicit` returns
-`Declined` and `Cancelled` as data, and only a timeout raises. `ElicitationError`
-derives from the SDK's `ToolError` on purpose: one that escapes a tool ends the
-call as an `isError` result carrying its message, so the model reads which
-field was wrong instead of a generic "Error executing tool".
+`Declined` and `Cancelled` as data, and only a timeout raises. The four
+errors about *this* exchange also derive from the SDK's `ToolError`: one that
+escapes a tool ends the call as an `isError` result carrying its message, so
+the model reads which field was wrong instead of a generic "Error executing
+tool". The others are the server's problem, not the model's: the SDK logs
+them with their traceback and the client only sees that the tool failed.
 
 Messages never contain the person's answers, only field names and reasons:
 the SDK logs tool errors, and answers may be personal.
@@ -41,11 +43,11 @@ __all__ = [
 ]
 
 
-class ElicitationError(ToolError):
+class ElicitationError(Exception):
     """Root of every elicitkit exception."""
 
 
-class ElicitationTimeout(ElicitationError, TimeoutError):
+class ElicitationTimeout(ElicitationError, ToolError, TimeoutError):
     """Nobody answered within the elicitation's timeout.
 
     Attributes:
@@ -57,11 +59,11 @@ class ElicitationTimeout(ElicitationError, TimeoutError):
         self.timeout = timeout
 
 
-class ElicitationNotSupported(ElicitationError):
+class ElicitationNotSupported(ElicitationError, ToolError):
     """The client cannot show this elicitation (no capability, or not this mode)."""
 
 
-class ElicitationClientError(ElicitationError):
+class ElicitationClientError(ElicitationError, ToolError):
     """The client answered `elicitation/create` with a JSON-RPC error instead of a result.
 
     Attributes:
@@ -84,7 +86,7 @@ class Problem:
         return f"{self.path}: {self.message}" if self.path else self.message
 
 
-class InvalidElicitationContent(ElicitationError, ValueError):
+class InvalidElicitationContent(ElicitationError, ToolError, ValueError):
     """An accepted answer does not match the question's schema.
 
     Attributes:
@@ -100,8 +102,10 @@ class InvalidElicitationContent(ElicitationError, ValueError):
 class SchemaError(ElicitationError, TypeError):
     """A type or raw schema cannot be expressed as MCP's restricted elicitation schema.
 
-    Raised the first time a tool asks with that schema; the message names the
-    field and the reason.
+    Raised the first time a tool asks with that schema, before anything is
+    sent; the message names the field and the reason. It
+    is a bug in the server, so it is not shown to the model: the SDK logs it and
+    the call fails with a generic tool error.
     """
 
 

@@ -15,6 +15,7 @@ from mcp.server.mcpserver import Context
 from elicitkit._results import ElicitationResult
 from elicitkit._schema.compile import FormSchema
 from elicitkit._schema.restricted import check_raw_schema
+from elicitkit._timeouts import SERVER_DEFAULT, Timeout
 
 __all__ = [
     "FIELD",
@@ -132,7 +133,7 @@ class AskHelpers:
     """The one-field questions, on `Elicitation`; each returns the bare value in `Accepted.data`."""
 
     async def _ask(
-        self, ctx: Context[Any, Any], message: str, schema: FormSchema, timeout: float | None, *, unwrap: bool
+        self, ctx: Context[Any, Any], message: str, schema: FormSchema, timeout: Timeout, *, unwrap: bool
     ) -> ElicitationResult[Any]:
         raise NotImplementedError
 
@@ -144,7 +145,7 @@ class AskHelpers:
         title: str | None = None,
         description: str | None = None,
         default: bool = False,
-        timeout: float | None = None,
+        timeout: Timeout = SERVER_DEFAULT,
     ) -> ElicitationResult[bool]:
         """Ask a yes/no question; `Accepted.data` is the checkbox's value."""
         result: ElicitationResult[bool] = await self._ask(
@@ -163,7 +164,7 @@ class AskHelpers:
         max_length: int | None = None,
         format: TextFormat | None = None,
         default: str | None = None,
-        timeout: float | None = None,
+        timeout: Timeout = SERVER_DEFAULT,
     ) -> ElicitationResult[str]:
         """Ask for a line of text (optionally an email, URI, date or date-time)."""
         schema = text_schema(title, description, min_length, max_length, format, default)
@@ -179,7 +180,7 @@ class AskHelpers:
         title: str | None = None,
         description: str | None = None,
         default: str | None = None,
-        timeout: float | None = None,
+        timeout: Timeout = SERVER_DEFAULT,
     ) -> ElicitationResult[str]:
         """Ask for one of `options`; `Accepted.data` is the chosen value."""
         return await self._choice(ctx, message, options, title, description, default, timeout)
@@ -193,7 +194,7 @@ class AskHelpers:
         title: str | None = None,
         description: str | None = None,
         default: str | None = None,
-        timeout: float | None = None,
+        timeout: Timeout = SERVER_DEFAULT,
     ) -> ElicitationResult[str]:
         """Ask for one of `options` (value -> display title); `Accepted.data` is the value."""
         return await self._choice(ctx, message, options, title, description, default, timeout)
@@ -209,7 +210,7 @@ class AskHelpers:
         min_items: int | None = None,
         max_items: int | None = None,
         default: Sequence[str] | None = None,
-        timeout: float | None = None,
+        timeout: Timeout = SERVER_DEFAULT,
     ) -> ElicitationResult[list[str]]:
         """Ask for several of `options` (multi-select); `Accepted.data` is the chosen values."""
         return await self._choices(ctx, message, options, title, description, min_items, max_items, default, timeout)
@@ -225,7 +226,7 @@ class AskHelpers:
         min_items: int | None = None,
         max_items: int | None = None,
         default: Sequence[str] | None = None,
-        timeout: float | None = None,
+        timeout: Timeout = SERVER_DEFAULT,
     ) -> ElicitationResult[list[str]]:
         """Multi-select with display titles (value -> title); `Accepted.data` is the chosen values."""
         return await self._choices(ctx, message, options, title, description, min_items, max_items, default, timeout)
@@ -238,7 +239,7 @@ class AskHelpers:
         title: str | None,
         description: str | None,
         default: str | None,
-        timeout: float | None,
+        timeout: Timeout,
     ) -> ElicitationResult[str]:
         values, titles = options_of(options)
         schema = choice_schema(values, titles, title, description, default)
@@ -255,7 +256,7 @@ class AskHelpers:
         min_items: int | None,
         max_items: int | None,
         default: Sequence[str] | None,
-        timeout: float | None,
+        timeout: Timeout,
     ) -> ElicitationResult[list[str]]:
         values, titles = options_of(options)
         chosen = None if default is None else tuple(default)

@@ -29,6 +29,7 @@ from elicitkit._errors import ElicitationError
 from elicitkit._results import Accepted, Cancelled, Declined, ElicitationResult
 from elicitkit._schema.compile import FormSchema, compile_schema
 from elicitkit._schema.validate import to_data
+from elicitkit._timeouts import LINK_LIFETIME_MAX, SERVER_DEFAULT, Timeout, check_message, seconds
 from elicitkit._web.app import PageIdentity, Pages
 from elicitkit._web.tokens import Link, LinkTokens
 
@@ -71,7 +72,7 @@ class UrlMode:
 
     _engine: Engine
     _tokens: LinkTokens
-    timeout: float
+    timeout: float | None
     _public_url: str | None
     _page_identity: PageIdentity | None
 
@@ -106,7 +107,7 @@ class UrlMode:
         message: str,
         url: str,
         *,
-        timeout: float | None = None,
+        timeout: Timeout = SERVER_DEFAULT,
         required_error: bool = False,
     ) -> ElicitationResult[None]:
         """Send the person to `url`; `Accepted` means they agreed to open it.
@@ -119,16 +120,18 @@ class UrlMode:
             ValueError: the URL is not https (or loopback http) or carries credentials.
             ElicitationNotSupported: the client cannot open links and the fallback does not apply.
         """
+        check_message(message)
+        limit = seconds(timeout, self.timeout)
         check_url(url)
         if required_error and not _mcp.is_mrtr(ctx.request_context.protocol_version):
             params = ElicitRequestURLParams(mode="url", message=message, url=url, elicitation_id=new_id())
             raise UrlElicitationRequiredError([params])
-        question = self._url_question(message, url, _NO_FIELDS, timeout, observable=False)
-        answer = await self._engine.ask(ctx, question, self._timeout(timeout))
+        question = self._url_question(message, url, _NO_FIELDS, limit, observable=False)
+        answer = await self._engine.ask(ctx, question, limit)
         return _outcome(answer.action, None, {})
 
     async def secure_form(
-        self, ctx: Context[Any, Any], message: str, schema: type[T], *, timeout: float | None = None
+        self, ctx: Context[Any, Any], message: str, schema: type[T], *, timeout: Timeout = SERVER_DEFAULT
     ) -> ElicitationResult[T]:
         """Ask on elicitkit's own page: for secrets, which must never pass through the client or the model.
 
@@ -137,11 +140,12 @@ class UrlMode:
         inputs); the tool receives the validated answer as an instance of `schema`.
         """
         form = compile_schema(schema, secrets=True)
+        check_message(message)
+        limit = seconds(timeout, self.timeout)
         question_id = new_id()
-        limit = self._timeout(timeout)
-        token = self._tokens.mint(Link(question_id, _mcp.principal(ctx.request_context), "form", time.time() + limit))
+        token = self._tokens.mint(Link(question_id, _mcp.principal(ctx.request_context), "form", _link_expiry(limit)))
         url = f"{self._base()}/elicit/f/{token}"
-        question = self._url_question(message, url, form, timeout, observable=True, question_id=question_id)
+        question = self._url_question(message, url, form, limit, observable=True, question_id=question_id)
         answer = await self._engine.ask(ctx, question, limit)
         if answer.action != "accept":
             return _outcome(answer.action, None, {})
@@ -155,7 +159,7 @@ class UrlMode:
         message: str,
         start: Callable[[str, str], str],
         *,
-        timeout: float | None = None,
+        timeout: Timeout = SERVER_DEFAULT,
     ) -> ElicitationResult[dict[str, str]]:
         """Run a third-party flow that redirects back to elicitkit.
 
@@ -164,28 +168,26 @@ class UrlMode:
         When the third party redirects to the callback, `Accepted.data` holds
         its query parameters (`code`, or `error`, …) without `state`.
         """
+        check_message(message)
+        limit = seconds(timeout, self.timeout)
         question_id = new_id()
-        limit = self._timeout(timeout)
         principal = _mcp.principal(ctx.request_context)
-        state = self._tokens.mint(Link(question_id, principal, "callback", time.time() + limit))
+        state = self._tokens.mint(Link(question_id, principal, "callback", _link_expiry(limit)))
         target = check_url(start(f"{self._base()}/elicit/cb", state))
         # The person goes through elicitkit first, which binds their browser: the callback must come back to it.
-        go = self._tokens.mint(Link(question_id, principal, "go", time.time() + limit, target=target))
+        go = self._tokens.mint(Link(question_id, principal, "go", _link_expiry(limit), target=target))
         url = f"{self._base()}/elicit/go/{go}"
-        question = self._url_question(message, url, _NO_FIELDS, timeout, observable=True, question_id=question_id)
+        question = self._url_question(message, url, _NO_FIELDS, limit, observable=True, question_id=question_id)
         answer = await self._engine.ask(ctx, question, limit)
         content = answer.content if isinstance(answer.content, Mapping) else {}
         return _outcome(answer.action, {str(k): str(v) for k, v in content.items()}, dict(content))
-
-    def _timeout(self, timeout: float | None) -> float:
-        return self.timeout if timeout is None else timeout
 
     def _url_question(
         self,
         message: str,
         url: str,
         schema: FormSchema,
-        timeout: float | None,
+        limit: float,
         *,
         observable: bool,
         question_id: str | None = None,
@@ -194,12 +196,16 @@ class UrlMode:
             id=question_id or new_id(),
             message=message,
             schema=schema,
-            expires_at=anyio.current_time() + self._timeout(timeout),
+            expires_at=anyio.current_time() + limit,
             mode="url",
             url=url,
             observable=observable,
             secret_fields=schema.secret_fields,
         )
+
+
+def _link_expiry(limit: float) -> float:
+    return time.time() + min(limit, LINK_LIFETIME_MAX)
 
 
 def _outcome(action: str, data: Any, content: dict[str, Any]) -> ElicitationResult[Any]:

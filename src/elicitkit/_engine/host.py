@@ -208,7 +208,8 @@ class RunHost:
         if question.mode == "url":
             message = f"{message}\n\nThe user must open this link themselves: {question.url}{note}"
         schema = question.schema.wire if question.mode == "form" else {"type": "object", "properties": {}}
-        return render_pending(question.id, message, schema, question.expires_wall(), self.policy.fallback_tool)
+        expires = self.policy.wall_expiry(question)
+        return render_pending(question.id, message, schema, expires, self.policy.fallback_tool)
 
     def _still_waiting(self, run: Run) -> HandlerResult:
         """The person has not finished the page yet: come back later."""

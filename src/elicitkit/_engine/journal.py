@@ -105,7 +105,7 @@ class Durability:
         sealed = self._seal(record.principal, value, f"question:{question_id}")
         await self.store.put_question(question_id, record.run_id, sealed, expires_at)
 
-    async def save_pending(self, run_id: str, principal: str | None, question: Question) -> None:
+    async def save_pending(self, run_id: str, principal: str | None, question: Question, expires_at: float) -> None:
         """Record an open question of a run, so any node can take its answer."""
         record = QuestionRecord(
             run_id=run_id,
@@ -119,7 +119,7 @@ class Durability:
             secret=question.secret_fields,
             observable=question.observable,
         )
-        await self.save_question(question.id, record, question.expires_wall())
+        await self.save_question(question.id, record, expires_at)
 
     def _question(self, question_id: str, principal: str | None, sealed: bytes) -> QuestionRecord | None:
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,6 +11,7 @@ from mcp.server.context import ServerRequestContext
 from elicitkit import _mcp
 from elicitkit._clients import ClientOverride, modes_for
 from elicitkit._core.kinds import Mode
+from elicitkit._engine.run import Question
 from elicitkit._fallback import Fallback
 
 __all__ = ["Policy"]
@@ -35,6 +37,11 @@ class Policy:
     @property
     def uses_model(self) -> bool:
         return self.fallback == "llm"
+
+    def wall_expiry(self, question: Question) -> float:
+        """When a hosted question's records and offers expire (epoch seconds): its deadline, or, for a question
+        without limit, as long as its run may wait for the next request."""
+        return min(question.expires_wall(), time.time() + self.run_expiry)
 
     def client_modes(self, rctx: ServerRequestContext[Any, Any]) -> frozenset[Mode]:
         return modes_for(self.client_overrides, _mcp.client_info(rctx), _mcp.capabilities(rctx))

@@ -110,14 +110,15 @@ class MrtrRoute:
     name: RouteName = "mrtr"
     tracked = True
 
-    def __init__(self, durability: Durability) -> None:
+    def __init__(self, policy: Policy, durability: Durability) -> None:
+        self.policy = policy
         self.durability = durability
 
     async def put(
         self, ctx: Context[Any, Any], rctx: ServerRequestContext[Any, Any], run: Run | None, question: Question
     ) -> None:
         assert run is not None
-        await self.durability.save_pending(run.id, run.principal, question)
+        await self.durability.save_pending(run.id, run.principal, question, self.policy.wall_expiry(question))
         run.ask(question)
         await question.wait()
 
@@ -127,8 +128,8 @@ class ModelRoute(MrtrRoute):
 
     name: RouteName = "llm"
 
-    def __init__(self, durability: Durability, registry: Registry) -> None:
-        super().__init__(durability)
+    def __init__(self, policy: Policy, durability: Durability, registry: Registry) -> None:
+        super().__init__(policy, durability)
         self.registry = registry
 
     async def put(
@@ -166,8 +167,8 @@ class Asker:
         self.registry = registry
         self.store = store
         self.native = NativeRoute(policy.keepalive)
-        self.mrtr = MrtrRoute(durability)
-        self.model = ModelRoute(durability, registry)
+        self.mrtr = MrtrRoute(policy, durability)
+        self.model = ModelRoute(policy, durability, registry)
         self.handler = HandlerRoute(policy, durability)
 
     def choose(self, rctx: ServerRequestContext[Any, Any], run: Run | None, question: Question) -> Route:
@@ -184,8 +185,7 @@ class Asker:
                     "that Elicitation(server) is attached to, while the server's lifespan is running"
                 )
             return self.mrtr
-        # A link to someone else's page cannot be answered through the model: nothing would say it was done.
-        if fallback == "error" or (fallback == "llm" and question.mode == "url" and not question.observable):
+        if fallback == "error":
             raise ElicitationNotSupported(f"The client did not declare that it can show {what}")
         if fallback == "llm":
             if not hosted:
