@@ -115,7 +115,9 @@ async def test_dataclass_typeddict_and_raw_schemas_are_answered_in_their_own_sha
     assert await call(server, mode, human, "shapes") == "ok"
 
 
-async def test_an_invalid_answer_fails_the_call_naming_every_offending_field(mode: str) -> None:
+async def test_an_answer_that_keeps_breaking_the_schema_fails_the_call_naming_every_offending_field(
+    mode: str,
+) -> None:
     server, hitl = make_server()
     calls = []
 
@@ -125,7 +127,7 @@ async def test_an_invalid_answer_fails_the_call_naming_every_offending_field(mod
         await hitl.elicit(ctx, "Deploy?", Approval)
         return "unreachable"
 
-    human = ScriptedHuman(accept({"approved": "yes", "colour": "red"}))
+    human = ScriptedHuman(accept({"approved": "yes", "colour": "red"}), repeat_last=True)
     async with Client(server, mode=mode, elicitation_callback=human) as client:
         result = await client.call_tool("deploy", {})
     assert result.is_error
@@ -134,6 +136,13 @@ async def test_an_invalid_answer_fails_the_call_naming_every_offending_field(mod
     assert "colour: unknown field" in message
     assert "red" not in message
     assert calls == [1]
+    # The person had three tries, each after the first saying what was wrong (never quoting the answer).
+    assert len(human.transcript) == 3
+    assert human.transcript[0].message == "Deploy?"
+    for later in human.transcript[1:]:
+        assert later.message.startswith("Deploy?\n\n(The last answer was refused: ")
+        assert "approved: must be true or false" in later.message
+        assert "red" not in later.message
 
 
 async def test_a_tool_can_catch_invalid_content_and_ask_again(mode: str) -> None:
@@ -155,8 +164,10 @@ async def test_a_tool_can_catch_invalid_content_and_ask_again(mode: str) -> None
             return str(result.data["n"])
         return "gave up"
 
-    human = ScriptedHuman(accept({"n": 9}), accept({"n": 4}))
+    # Three answers out of range use up the question's attempts; the tool catches that and asks again.
+    human = ScriptedHuman(accept({"n": 9}), accept({"n": 9}), accept({"n": 9}), accept({"n": 4}))
     assert await call(server, mode, human, "deploy") == "4"
+    assert len(human.transcript) == 4
 
 
 async def test_questions_in_a_loop_each_get_their_answer_and_the_body_runs_once(mode: str) -> None:

@@ -124,7 +124,9 @@ async def test_decline_and_cancel_come_back_as_outcomes(mode: str, reply: Elicit
         assert_idle(hitl)
 
 
-async def test_an_invalid_answer_ends_the_call_as_an_error_naming_each_bad_field(mode: str) -> None:
+async def test_an_answer_that_keeps_breaking_the_schema_ends_the_call_as_an_error_naming_each_bad_field(
+    mode: str,
+) -> None:
     server, hitl = make_server()
     after_answer: list[object] = []
 
@@ -134,7 +136,7 @@ async def test_an_invalid_answer_ends_the_call_as_an_error_naming_each_bad_field
         after_answer.append(answer)
         return "enlisted"
 
-    human = ScriptedHuman(accept({"callsign": "zebra-secret-value", "age": 7}))
+    human = ScriptedHuman(accept({"callsign": "zebra-secret-value", "age": 7}), repeat_last=True)
     async with serve_http(server) as url, Client(url, mode=mode, elicitation_callback=human) as client:
         assert client.protocol_version == ERAS[mode]
         result = await client.call_tool("enlist", {})
@@ -145,6 +147,8 @@ async def test_an_invalid_answer_ends_the_call_as_an_error_naming_each_bad_field
         assert "zebra-secret-value" not in text
         assert after_answer == []
         assert_idle(hitl)
+    assert len(human.transcript) == 3  # asked again twice, saying why, before giving up
+    assert all("zebra-secret-value" not in exchange.message for exchange in human.transcript)
 
 
 async def test_questions_asked_concurrently_inside_one_tool_are_open_at_once_and_both_answered(mode: str) -> None:

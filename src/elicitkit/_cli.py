@@ -40,7 +40,12 @@ SCENES: list[Scene] = [
     ),
     ("deploy", {"version": "2.2"}, [decline()]),
     ("schedule", {"version": "2.3"}, [accept({"when": "tonight", "notify": False})]),
-    ("deploy", {"version": "2.4"}, [accept({"approved": True}), accept({"value": "staging"}), accept({"value": []})]),
+    (
+        "deploy",
+        {"version": "2.4"},
+        # The first list breaks min_items=1: it is refused and the person is asked again, saying why.
+        [accept({"approved": True}), accept({"value": "staging"}), accept({"value": []}), accept({"value": ["lint"]})],
+    ),
 ]
 
 # (client mode, whether the client shows forms, heading)
@@ -92,7 +97,7 @@ def _fields(params: ElicitRequestParams) -> str:
 
 def _narrating(reply: ElicitResult, say: Callable[[str], None]) -> Callable[[ElicitRequestParams], ElicitResult]:
     def answer(params: ElicitRequestParams) -> ElicitResult:
-        say(f"   ? server asks: {params.message}{_fields(params)}")
+        say(f"   ? server asks: {' '.join(params.message.split())}{_fields(params)}")
         content = f" {json.dumps(reply.content)}" if reply.content is not None else ""
         say(f"   > person: {reply.action}{content}")
         return reply

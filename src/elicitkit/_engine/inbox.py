@@ -37,7 +37,7 @@ from elicitkit._engine.registry import Registry
 from elicitkit._engine.run import Question, Run
 from elicitkit._errors import InvalidElicitationContent
 from elicitkit._fallback import error_result, parse_send_args
-from elicitkit._schema import FormSchema, compile_schema, to_data
+from elicitkit._schema import FormSchema, compile_schema, problems_in
 from elicitkit.stores.base import Store
 
 __all__ = ["Inbox", "PageQuestion"]
@@ -98,10 +98,14 @@ class Inbox:
                 if question is None or question.route != "mrtr":
                     logger.debug("Ignoring an answer for %r: not an open question of run %s", key, run.id)
                     continue
-                accepted.append((question, await self._journal(run, question, answer)))
+                verdict = question.judge(answer)
+                if verdict.answers:
+                    answer = await self._journal(run, question, answer)
+                accepted.append((question, answer, verdict))
             if not await self._claim(run_id, nonce) or not run.take_round(nonce):
                 raise refusals.reused()
-            _apply(accepted)
+            for question, answer, verdict in accepted:
+                question.take(answer, verdict)
             return await self.host.await_outcome(run, rctx)
         found = await self.durability.load_run(run_id, principal)
         if found is None or found[1].tool != params.get("name"):
@@ -146,9 +150,13 @@ class Inbox:
                 return await self.host.await_outcome(run, rctx)
             if question.answer is not None:
                 return not_open
-            problems = _problems(question.schema, answer)
+            problems = question.judge(answer).problems
             if problems is not None:
-                return _still_open(tool, problems)
+                if not question.refuse(problems):
+                    return _still_open(tool, problems)
+                # Out of attempts: the body goes on, and its `elicit` raises InvalidElicitationContent.
+                run.resume()
+                return await self.host.await_outcome(run, rctx)
             answer = await self._journal(run, question, answer)
             if not await self._claim(run.id, args.elicit_id):
                 return not_open
@@ -167,7 +175,7 @@ class Inbox:
             run.resume()
             return await self.host.await_outcome(run, rctx)
         if not acknowledges:
-            problems = _problems(compile_schema(record.schema), answer)
+            problems = problems_in(compile_schema(record.schema), answer.action, answer.content)
             if problems is not None:
                 return _still_open(tool, problems)
         found = await self.durability.load_run(record.run_id, principal)
@@ -248,12 +256,10 @@ class Inbox:
                 action, content = payload["answer"]
                 question.resolve(Answer(action, content))
             return encode_outcome(None)
-        delivered = []
         for key, (action, content) in payload.get("answers", {}).items():
             question = run.pending.get(key)
             if question is not None:
-                delivered.append((question, Answer(action, content)))
-        _apply(delivered)
+                question.take(Answer(action, content))
         run.round.close()
         run.resume()
         try:
@@ -272,8 +278,6 @@ class Inbox:
 
     async def _journal(self, run: Run, question: Question, answer: Answer) -> Answer:
         """Journal `answer` and return the answer the journal holds (the first one written wins)."""
-        if only_acknowledges(question.observable, answer.action):
-            return answer
         if await self.durability.record(run.id, run.principal, question.seq, _entry(question.digest, answer)):
             return answer
         existing = (await self.durability.journal(run.id, run.principal)).get(question.seq)
@@ -282,7 +286,14 @@ class Inbox:
         return existing.answer()
 
     async def _journal_record(self, record: QuestionRecord, principal: str | None, answer: Answer) -> None:
-        if not only_acknowledges(record.observable, answer.action):
+        """Journal an answer to a question this process does not hold, when it answers it.
+
+        A link's accept only acknowledges, and an answer that breaks the schema is never journaled; both
+        still travel to the owner, which applies them to the question (and counts the attempt).
+        """
+        if only_acknowledges(record.observable, answer.action):
+            return
+        if problems_in(compile_schema(record.schema), answer.action, answer.content) is None:
             await self.durability.record(record.run_id, principal, record.seq, _entry(record.digest, answer))
 
     async def _elsewhere(
@@ -319,27 +330,8 @@ class Inbox:
         raise refusals.taking_over()
 
 
-def _apply(answers: Sequence[tuple[Question, Answer]]) -> None:
-    """Hand answers to their questions in this process."""
-    for question, answer in answers:
-        if only_acknowledges(question.observable, answer.action):
-            question.acknowledge()  # the person is on our page; the page completes the question
-        else:
-            question.resolve(answer)
-
-
 def _entry(digest: str, answer: Answer) -> Entry:
     return Entry.of_answer(digest, answer)
-
-
-def _problems(schema: FormSchema, answer: Answer) -> InvalidElicitationContent | None:
-    if answer.action != "accept":
-        return None
-    try:
-        to_data(schema, answer.content)
-    except InvalidElicitationContent as exc:
-        return exc
-    return None
 
 
 def _still_open(tool: str, exc: InvalidElicitationContent) -> CallToolResult:

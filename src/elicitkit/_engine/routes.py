@@ -25,7 +25,7 @@ from pydantic import ValidationError
 
 from elicitkit import _mcp
 from elicitkit._core.journal import Entry, digest_of, reusable_answer
-from elicitkit._core.kinds import Answer, RouteName, only_acknowledges
+from elicitkit._core.kinds import Answer, RouteName
 from elicitkit._engine.journal import Durability
 from elicitkit._engine.policy import Policy
 from elicitkit._engine.registry import Registry
@@ -72,14 +72,27 @@ class NativeRoute:
     ) -> None:
         if run is not None:
             run.pending[question.id] = question
+        while True:
+            answer = await self._send(rctx, question)
+            verdict = question.judge(answer)
+            if verdict.answers:
+                question.scope = None  # answered: nothing to withdraw any more
+            if question.take(answer, verdict):
+                return
+            if verdict.problems is None:
+                # The person agreed to open our page; the answer comes when they submit it there.
+                await question.wait()
+                return
+
+    async def _send(self, rctx: ServerRequestContext[Any, Any], question: Question) -> Answer:
         if question.mode == "url":
             assert question.url is not None
             send = rctx.session.elicit_url(
-                question.message, question.url, question.id, related_request_id=rctx.request_id
+                question.wire_message, question.url, question.id, related_request_id=rctx.request_id
             )
         else:
             wire = question.schema.wire
-            send = rctx.session.elicit_form(question.message, wire, related_request_id=rctx.request_id)
+            send = rctx.session.elicit_form(question.wire_message, wire, related_request_id=rctx.request_id)
         try:
             if self.keepalive is None or not _wants_progress(rctx):
                 result = await send
@@ -95,13 +108,7 @@ class NativeRoute:
         except ValidationError:
             problem = Problem("", "the client's reply is not a valid elicitation result")
             raise InvalidElicitationContent([problem]) from None
-        if only_acknowledges(question.observable, result.action):
-            # The person agreed to open our page; the answer comes when they submit it there.
-            question.acknowledge()
-            await question.wait()
-            return
-        question.scope = None
-        question.resolve(Answer(result.action, result.content))
+        return Answer(result.action, result.content)
 
 
 class MrtrRoute:
@@ -151,12 +158,20 @@ class HandlerRoute:
         self, ctx: Context[Any, Any], rctx: ServerRequestContext[Any, Any], run: Run | None, question: Question
     ) -> None:
         assert callable(self.policy.fallback)
-        pending = PendingQuestion(question.id, question.message, question.schema.wire, question.expires_wall())
-        result = await self.policy.fallback(ctx, pending)
-        answer = Answer(result.action, result.content)
-        if run is not None and run.hosted:
-            await self.durability.record(run.id, run.principal, question.seq, Entry.of_answer(question.digest, answer))
-        question.resolve(answer)
+        while True:
+            message, schema = question.wire_message, question.schema.wire
+            pending = PendingQuestion(question.id, message, schema, question.expires_wall())
+            result = await self.policy.fallback(ctx, pending)
+            answer = Answer(result.action, result.content)
+            verdict = question.judge(answer)
+            if verdict.answers and run is not None and run.hosted:
+                entry = Entry.of_answer(question.digest, answer)
+                await self.durability.record(run.id, run.principal, question.seq, entry)
+            if question.take(answer, verdict):
+                return
+            if verdict.problems is None:
+                await question.wait()  # a link to our page: the page carries the answer
+                return
 
 
 class Asker:
@@ -246,6 +261,8 @@ class Asker:
                     await self.store.delete_question(question.id)
         if question.answer is None:
             raise ElicitationTimeout(timeout)
+        if question.failure is not None:
+            raise question.failure
         if route is self.native and question.observable:
             # 2025-11-25: tell the client the out-of-band flow it opened has finished.
             with anyio.CancelScope(shield=True), suppress(Exception):

@@ -19,16 +19,20 @@ import anyio
 import anyio.lowlevel
 from mcp_types import ElicitRequestFormParams, ElicitRequestURLParams
 
-from elicitkit._core.kinds import Answer, Hosting, Mode, QuestionState, RouteName, new_id
+from elicitkit._core.kinds import Answer, Hosting, Mode, QuestionState, RouteName, new_id, only_acknowledges
 from elicitkit._core.rounds import Round
-from elicitkit._schema.compile import FormSchema
+from elicitkit._errors import InvalidElicitationContent
+from elicitkit._schema import FormSchema, problems_in
 
-__all__ = ["Answer", "Final", "Question", "Run", "call", "new_id"]
+__all__ = ["MAX_ATTEMPTS", "Answer", "Final", "Question", "Run", "Verdict", "call", "new_id"]
 
 # Scheduler turns a request lets pass after a question appears, so that sibling tasks
 # of the same body post theirs into the same round; more while new ones keep coming.
 _BATCH_TURNS = 3
 _BATCH_TURNS_MAX = 20
+
+MAX_ATTEMPTS = 3
+"""Answers that break the schema a question takes before `elicit` raises `InvalidElicitationContent`."""
 
 
 async def call(fn: Callable[[], Any]) -> Any:
@@ -38,6 +42,19 @@ async def call(fn: Callable[[], Any]) -> Any:
         awaited: Awaitable[Any] = result
         return await awaited
     return result
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What a reply does to its question: answers it, only acknowledges it (a link to elicitkit's page), or
+    is refused (`problems`: it broke the schema)."""
+
+    answers: bool
+    problems: InvalidElicitationContent | None = None
+
+
+_ACKNOWLEDGES = Verdict(answers=False)
+_ANSWERS = Verdict(answers=True)
 
 
 @dataclass(eq=False, slots=True)
@@ -64,6 +81,11 @@ class Question:
     """(principal, session) of the request that asked it; only the same caller may answer by elicitId."""
     session: object = None
     answer: Answer | None = None
+    failure: InvalidElicitationContent | None = None
+    """Set when every attempt broke the schema: `elicit` raises it."""
+    refusals: int = 0
+    """Answers refused so far for breaking the schema."""
+    last_problems: str = ""
     scope: anyio.CancelScope | None = None
     """Set while a native request is in flight, so the question can be withdrawn."""
     _answered: anyio.Event | None = None
@@ -87,12 +109,49 @@ class Question:
         """`expires_at` (an event-loop deadline) in seconds since the epoch, for stores and wire formats."""
         return time.time() + (self.expires_at - anyio.current_time())
 
+    @property
+    def wire_message(self) -> str:
+        """The message as sent: after a refused answer, it says what was wrong."""
+        if self.refusals and self.failure is None:
+            return f"{self.message}\n\n(The last answer was refused: {self.last_problems}. Please answer again.)"
+        return self.message
+
     def wire_params(self) -> ElicitRequestFormParams | ElicitRequestURLParams:
         """How the question goes on the wire in an `InputRequiredResult`."""
         if self.mode == "url":
             assert self.url is not None
-            return ElicitRequestURLParams(mode="url", message=self.message, url=self.url)
-        return ElicitRequestFormParams(message=self.message, requested_schema=self.schema.wire)
+            return ElicitRequestURLParams(mode="url", message=self.wire_message, url=self.url)
+        return ElicitRequestFormParams(message=self.wire_message, requested_schema=self.schema.wire)
+
+    def judge(self, answer: Answer) -> Verdict:
+        """The one rule for every route: a link's accept only acknowledges; an accept must fit the schema."""
+        if only_acknowledges(self.observable, answer.action):
+            return _ACKNOWLEDGES
+        if self.mode == "url":
+            return _ANSWERS  # a link's reply carries no content (elicitkit's pages check theirs before posting)
+        problems = problems_in(self.schema, answer.action, answer.content)
+        return _ANSWERS if problems is None else Verdict(answers=False, problems=problems)
+
+    def take(self, answer: Answer, verdict: Verdict | None = None) -> bool:
+        """Apply a reply by its verdict; True when the question is closed (answered, or out of attempts)."""
+        verdict = verdict or self.judge(answer)
+        if verdict.answers:
+            self.resolve(answer)
+            return True
+        if verdict.problems is None:
+            self.acknowledge()
+            return False
+        return self.refuse(verdict.problems)
+
+    def refuse(self, problems: InvalidElicitationContent) -> bool:
+        """Count a reply that broke the schema; True when that was the last attempt (then `elicit` raises)."""
+        self.refusals += 1
+        self.last_problems = "; ".join(str(p) for p in problems.problems)
+        if self.refusals < MAX_ATTEMPTS:
+            return False
+        self.failure = problems
+        self.resolve(Answer("accept"))
+        return True
 
     def resolve_cancelled(self) -> bool:
         return self.resolve(Answer("cancel"))

@@ -2,7 +2,7 @@
 
 from elicitkit._schema.compile import FormSchema, Titles, compile_schema
 from elicitkit._schema.restricted import check_raw_schema
-from elicitkit._schema.validate import check_content, to_data
+from elicitkit._schema.validate import check_content, problems_in, to_data
 from elicitkit._schema.values import check_value, choices_of
 
 __all__ = [
@@ -13,5 +13,6 @@ __all__ = [
     "check_value",
     "choices_of",
     "compile_schema",
+    "problems_in",
     "to_data",
 ]

@@ -14,7 +14,7 @@ from elicitkit._errors import InvalidElicitationContent, Problem
 from elicitkit._schema.compile import FormSchema
 from elicitkit._schema.values import check_value
 
-__all__ = ["check_content", "to_data"]
+__all__ = ["check_content", "problems_in", "to_data"]
 
 
 def check_content(schema: FormSchema, content: Any) -> list[Problem]:
@@ -63,3 +63,17 @@ def _problem(schema: FormSchema, error: Any) -> Problem:
     fmt = schema.properties.get(str(error["loc"][0]), {}).get("format") if error["loc"] else None
     # Format validators (email-validator, URL parsing) may quote parts of the value; say only the rule.
     return Problem(path, f"must be a valid {fmt}" if fmt else error["msg"])
+
+
+def problems_in(schema: FormSchema, action: str, content: Any) -> InvalidElicitationContent | None:
+    """Why an answer cannot be taken (None when it can): the one validation every route applies.
+
+    Only an accept carries content; it must build the typed answer, the type's own validators included.
+    """
+    if action != "accept":
+        return None
+    try:
+        to_data(schema, content)
+    except InvalidElicitationContent as exc:
+        return exc
+    return None
