@@ -20,6 +20,7 @@ from mcp import Client
 from mcp.server.mcpserver import MCPServer
 from mcp_types import ElicitRequestFormParams, ElicitRequestParams, ElicitResult, ErrorData, TextContent
 
+from elicitkit._schema.choices import choices_of
 from elicitkit.testing import ScriptedHuman, accept, call_through_model, decline
 
 __all__ = ["main"]
@@ -87,9 +88,7 @@ def _fields(params: ElicitRequestParams) -> str:
     parts = []
     for name, prop in schema.get("properties", {}).items():
         kind = prop.get("type", "string")
-        choices = prop.get("enum") or [o["const"] for o in prop.get("oneOf", [])]
-        items = prop.get("items", {})
-        choices = choices or items.get("enum") or [o["const"] for o in items.get("anyOf", [])]
+        choices = choices_of(prop.get("items", {}) if kind == "array" else prop) or []
         text = f"{name}: {kind}" + (f" of {'|'.join(choices)}" if choices else "")
         parts.append(text + (" (required)" if name in required else ""))
     return "  [" + ", ".join(parts) + "]"

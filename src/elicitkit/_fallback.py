@@ -19,6 +19,8 @@ from mcp.server.context import HandlerResult
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, ElicitResult, ListToolsResult, TextContent
 
+from elicitkit._schema.choices import options_of
+
 __all__ = [
     "DEFAULT_TOOL",
     "Fallback",
@@ -95,12 +97,9 @@ def tool_description(name: str) -> str:
 
 
 def _choices(prop: Mapping[str, Any]) -> list[str]:
-    if "enum" in prop:
-        return [json.dumps(v) for v in prop["enum"]]
-    options = prop.get("oneOf") or prop.get("anyOf") or []
     return [
-        f"{json.dumps(o['const'])} ({o['title']})" if o["title"] != o["const"] else json.dumps(o["const"])
-        for o in options
+        f"{json.dumps(value)} ({title})" if title != value else json.dumps(value)
+        for value, title in options_of(prop) or ()
     ]
 
 

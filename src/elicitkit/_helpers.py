@@ -13,6 +13,7 @@ from typing import Any, Literal
 from mcp.server.mcpserver import Context
 
 from elicitkit._results import ElicitationResult
+from elicitkit._schema.choices import multi_select, single_select
 from elicitkit._schema.compile import FormSchema
 from elicitkit._schema.restricted import check_raw_schema
 from elicitkit._timeouts import SERVER_DEFAULT, Timeout
@@ -23,7 +24,7 @@ __all__ = [
     "choice_schema",
     "choices_schema",
     "confirm_schema",
-    "options_of",
+    "split_options",
     "text_schema",
 ]
 
@@ -32,7 +33,7 @@ FIELD = "value"
 TextFormat = Literal["email", "uri", "date", "date-time"]
 
 
-def options_of(options: Sequence[str] | Mapping[str, str]) -> tuple[tuple[str, ...], tuple[str, ...] | None]:
+def split_options(options: Sequence[str] | Mapping[str, str]) -> tuple[tuple[str, ...], tuple[str, ...] | None]:
     """Split options into (values, titles); titles is None for a plain list of values."""
     if isinstance(options, Mapping):
         return tuple(options), tuple(options.values())
@@ -45,7 +46,7 @@ def _single(prop: dict[str, Any], required: bool) -> FormSchema:
     raw: dict[str, Any] = {"type": "object", "properties": {FIELD: prop}}
     if required:
         raw["required"] = [FIELD]
-    return FormSchema(wire=check_raw_schema(raw), source=raw, adapter=None)
+    return FormSchema(wire=check_raw_schema(raw), source=raw, adapter=None)  # built by elicitkit: not `written`
 
 
 def _common(prop: dict[str, Any], title: str | None, description: str | None, default: Any) -> dict[str, Any]:
@@ -91,11 +92,7 @@ def choice_schema(
     default: str | None,
 ) -> FormSchema:
     _check_default(values, () if default is None else (default,))
-    prop: dict[str, Any] = (
-        {"type": "string", "enum": list(values)}
-        if titles is None
-        else {"type": "string", "oneOf": [{"const": v, "title": t} for v, t in zip(values, titles, strict=True)]}
-    )
+    prop = single_select(values, None if titles is None else dict(zip(values, titles, strict=True)))
     return _single(_common(prop, title, description, default), required=default is None)
 
 
@@ -110,12 +107,7 @@ def choices_schema(
     default: tuple[str, ...] | None,
 ) -> FormSchema:
     _check_default(values, default or ())
-    items: dict[str, Any] = (
-        {"type": "string", "enum": list(values)}
-        if titles is None
-        else {"anyOf": [{"const": v, "title": t} for v, t in zip(values, titles, strict=True)]}
-    )
-    prop: dict[str, Any] = {"type": "array", "items": items}
+    prop = multi_select(values, None if titles is None else dict(zip(values, titles, strict=True)))
     if min_items is not None:
         prop["minItems"] = min_items
     if max_items is not None:
@@ -241,7 +233,7 @@ class AskHelpers:
         default: str | None,
         timeout: Timeout,
     ) -> ElicitationResult[str]:
-        values, titles = options_of(options)
+        values, titles = split_options(options)
         schema = choice_schema(values, titles, title, description, default)
         result: ElicitationResult[str] = await self._ask(ctx, message, schema, timeout, unwrap=True)
         return result
@@ -258,7 +250,7 @@ class AskHelpers:
         default: Sequence[str] | None,
         timeout: Timeout,
     ) -> ElicitationResult[list[str]]:
-        values, titles = options_of(options)
+        values, titles = split_options(options)
         chosen = None if default is None else tuple(default)
         schema = choices_schema(values, titles, title, description, min_items, max_items, chosen)
         result: ElicitationResult[list[str]] = await self._ask(ctx, message, schema, timeout, unwrap=True)

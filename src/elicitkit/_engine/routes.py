@@ -91,7 +91,7 @@ class NativeRoute:
                 question.wire_message, question.url, question.id, related_request_id=rctx.request_id
             )
         else:
-            wire = question.schema.wire
+            wire = question.schema.requested(rctx.protocol_version)
             send = rctx.session.elicit_form(question.wire_message, wire, related_request_id=rctx.request_id)
         try:
             if self.keepalive is None or not _wants_progress(rctx):

@@ -121,7 +121,7 @@ class Question:
         if self.mode == "url":
             assert self.url is not None
             return ElicitRequestURLParams(mode="url", message=self.wire_message, url=self.url)
-        return ElicitRequestFormParams(message=self.wire_message, requested_schema=self.schema.wire)
+        return ElicitRequestFormParams(message=self.wire_message, requested_schema=self.schema.requested())
 
     def judge(self, answer: Answer) -> Verdict:
         """The one rule for every route: a link's accept only acknowledges; an accept must fit the schema."""

@@ -34,9 +34,10 @@ from pydantic_core import PydanticUndefined
 from typing_extensions import is_typeddict
 
 from elicitkit._errors import SchemaError
-from elicitkit._schema.restricted import check_raw_schema
+from elicitkit._schema.choices import TITLED_ONE_OF_SINCE, multi_select, single_select, with_enum_names
+from elicitkit._schema.restricted import as_written, check_raw_schema
 
-__all__ = ["FormSchema", "Titles", "compile_schema"]
+__all__ = ["FormSchema", "Titles", "compile_schema", "raw_form"]
 
 
 class Titles:
@@ -61,11 +62,13 @@ class FormSchema:
     """A compiled question schema.
 
     Attributes:
-        wire: the `requestedSchema` to send.
+        wire: the schema in its current form, which validation, pages and the
+            model's text read (titled choices as `oneOf`).
         source: the type (or raw dict) it was built from.
         adapter: builds the typed answer; `None` for raw dict schemas.
         nullable: fields that may be omitted and have no default (filled with None).
         secret_fields: `SecretStr` fields (only in URL-mode forms): password inputs, never pre-filled or logged.
+        written: a raw schema as its author wrote it; see `requested`.
     """
 
     wire: dict[str, Any]
@@ -73,6 +76,20 @@ class FormSchema:
     adapter: TypeAdapter[Any] | None
     nullable: tuple[str, ...] = ()
     secret_fields: tuple[str, ...] = ()
+    written: dict[str, Any] | None = None
+
+    def requested(self, version: str | None = None) -> dict[str, Any]:
+        """The `requestedSchema` for a client that negotiated `version` (None: the current revision).
+
+        A raw schema goes as the server wrote it (legacy `enumNames` included).
+        A schema built from Python types writes titled single-selects as
+        `oneOf`, or as `enum` + `enumNames` for clients older than 2025-11-25.
+        """
+        if self.written is not None:
+            return self.written
+        if version is not None and version < TITLED_ONE_OF_SINCE:  # revisions are dates: they sort as text
+            return with_enum_names(self.wire)
+        return self.wire
 
     @property
     def properties(self) -> dict[str, dict[str, Any]]:
@@ -102,7 +119,7 @@ def compile_schema(schema: Any, *, secrets: bool = False) -> FormSchema:
     if isinstance(schema, FormSchema):
         return schema
     if isinstance(schema, Mapping):
-        return FormSchema(wire=check_raw_schema(schema), source=schema, adapter=None)
+        return raw_form(schema)
     key = (schema, "secrets") if secrets else schema
     try:
         compiled = _cache[key]
@@ -117,6 +134,11 @@ def compile_schema(schema: Any, *, secrets: bool = False) -> FormSchema:
     if len(_cache) > _CACHE_SIZE:
         _cache.popitem(last=False)
     return compiled
+
+
+def raw_form(schema: Mapping[str, Any]) -> FormSchema:
+    """A `FormSchema` for a hand-written schema: checked, read in the current form, sent as written."""
+    return FormSchema(wire=check_raw_schema(schema), source=schema, adapter=None, written=as_written(schema))
 
 
 def _compile_type(tp: Any, secrets: bool = False) -> FormSchema:
@@ -274,7 +296,7 @@ def _type_property(where: str, tp: Any, titles: dict[str, str] | None) -> dict[s
         return {"type": "string", "format": "date"}
     options = _options(where, tp)
     if options is not None:
-        return _single_select(options, titles)
+        return single_select(options, titles)
     if get_origin(tp) in (list, set, frozenset):
         (item,) = get_args(tp) or (Any,)
         item, _ = _unwrap_annotated(item, [])
@@ -284,7 +306,7 @@ def _type_property(where: str, tp: Any, titles: dict[str, str] | None) -> dict[s
                 f"Field {where!r}: a list must be a multi-select of fixed choices "
                 "(list[Literal[...]] or list[SomeEnum]); free lists and lists of objects cannot be asked"
             )
-        return _multi_select(options, titles)
+        return multi_select(options, titles)
     if isinstance(tp, type) and (issubclass(tp, BaseModel) or dataclasses.is_dataclass(tp) or is_typeddict(tp)):
         raise SchemaError(f"Field {where!r}: nested objects cannot be asked; the form must be flat")
     raise SchemaError(f"Field {where!r}: type {getattr(tp, '__name__', tp)!r} cannot be asked in a form")
@@ -301,18 +323,6 @@ def _options(where: str, tp: Any) -> list[str] | None:
     if not values or not all(isinstance(v, str) for v in values):
         raise SchemaError(f"Field {where!r}: choices must be strings (use Literal['a', 'b'] or a str Enum)")
     return values
-
-
-def _single_select(options: list[str], titles: dict[str, str] | None) -> dict[str, Any]:
-    if titles is None:
-        return {"type": "string", "enum": options}
-    return {"type": "string", "oneOf": [{"const": v, "title": titles.get(v, v)} for v in options]}
-
-
-def _multi_select(options: list[str], titles: dict[str, str] | None) -> dict[str, Any]:
-    if titles is None:
-        return {"type": "array", "items": {"type": "string", "enum": options}}
-    return {"type": "array", "items": {"anyOf": [{"const": v, "title": titles.get(v, v)} for v in options]}}
 
 
 def _apply_constraints(where: str, prop: dict[str, Any], metadata: list[Any]) -> None:

@@ -3,20 +3,23 @@
 The spec allows a flat object whose properties are strings, numbers,
 integers, booleans and SEP-1330 enums. A raw schema outside that subset is
 refused with the property and the reason. The legacy titled-enum form
-(`enum` + `enumNames`) is accepted and sent as the current `oneOf` form.
+(`enum` + `enumNames`) is accepted: elicitkit reads it as the current `oneOf`
+form, and the client gets the schema as the server wrote it (`as_written`).
 Schemas compiled from Python types pass through the same checks, so a default
 is always something an answer could be.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from elicitkit._errors import SchemaError
-from elicitkit._schema.values import check_value, choices_of
+from elicitkit._schema.choices import choices_of
+from elicitkit._schema.values import check_value
 
-__all__ = ["check_raw_schema"]
+__all__ = ["as_written", "check_raw_schema"]
 
 _COMMON = {"type", "title", "description", "default"}
 _ALLOWED = {
@@ -55,6 +58,24 @@ def check_raw_schema(schema: Mapping[str, Any], label: Callable[[str], str] = _r
     wire: dict[str, Any] = {"type": "object", "properties": {k: _property(k, v, label) for k, v in properties.items()}}
     if required:
         wire["required"] = list(required)
+    return wire
+
+
+def as_written(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A checked raw schema as the client gets it: the server's own properties, unchanged.
+
+    Only what the wire's `requestedSchema` cannot carry goes (a root `title` or
+    `description`), and a choice property without `type` gets the `"string"` it implies.
+    """
+    properties = {
+        name: copy.deepcopy(dict(prop) if "type" in prop else {"type": "string", **prop})
+        for name, prop in schema["properties"].items()
+    }
+    wire: dict[str, Any] = {"type": "object", "properties": properties}
+    if "$schema" in schema:
+        wire = {"$schema": schema["$schema"], **wire}
+    if schema.get("required"):
+        wire["required"] = list(schema["required"])
     return wire
 
 

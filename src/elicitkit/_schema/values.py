@@ -11,7 +11,9 @@ import datetime as dt
 import re
 from typing import Any
 
-__all__ = ["check_value", "choices_of"]
+from elicitkit._schema.choices import choices_of
+
+__all__ = ["check_value"]
 
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:[^\s]+$")
@@ -21,6 +23,7 @@ _DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[
 
 
 def check_value(prop: dict[str, Any], value: Any) -> list[str]:
+    """Every rule of `prop` that `value` breaks, as messages that never quote the value."""
     kind = prop["type"]
     if kind == "boolean":
         return [] if isinstance(value, bool) else ["must be true or false"]
@@ -76,15 +79,6 @@ def _check_array(prop: dict[str, Any], value: Any) -> list[str]:
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
-def choices_of(prop: dict[str, Any]) -> list[str] | None:
-    if "enum" in prop:
-        return list(prop["enum"])
-    for key in ("oneOf", "anyOf"):
-        if key in prop:
-            return [option["const"] for option in prop[key]]
-    return None
 
 
 def _format_ok(fmt: str, value: str) -> bool:

@@ -13,15 +13,15 @@ from collections.abc import Collection, Mapping, Sequence
 from html import escape
 from typing import Any
 
+from elicitkit._schema.choices import options_of
+
 __all__ = ["parse_form", "render_fields"]
 
 _INPUT_TYPES = {"email": "email", "uri": "url", "date": "date", "date-time": "datetime-local"}
 
 
 def _options(prop: Mapping[str, Any]) -> list[tuple[str, str]]:
-    if "enum" in prop:
-        return [(v, v) for v in prop["enum"]]
-    return [(o["const"], o["title"]) for o in prop.get("oneOf") or prop.get("anyOf") or []]
+    return options_of(prop) or []
 
 
 def _attr(name: str, value: Any) -> str:
