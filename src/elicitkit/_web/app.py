@@ -36,7 +36,7 @@ from elicitkit._engine.inbox import PageQuestion
 from elicitkit._errors import InvalidElicitationContent
 from elicitkit._schema.validate import to_data
 from elicitkit._web.forms import parse_form
-from elicitkit._web.pages import CSP, STYLESHEET, error_page, form_page, message_page
+from elicitkit._web.pages import CSP, error_page, form_page, message_page, stylesheet
 from elicitkit._web.tokens import InvalidLink, Link, LinkTokens
 
 __all__ = ["PageIdentity", "PageSettings", "Pages"]
@@ -91,7 +91,7 @@ class Pages:
         ]
 
     async def style(self, request: Request) -> Response:
-        return Response(STYLESHEET, media_type="text/css", headers={"Cache-Control": "public, max-age=3600"})
+        return Response(stylesheet(), media_type="text/css", headers={"Cache-Control": "public, max-age=3600"})
 
     # -- helpers -------------------------------------------------------------
 

@@ -1,100 +1,100 @@
-"""HTML forms from the restricted schema, and form posts back into answers.
+"""HTML form fields from the restricted schema, and form posts back into answers.
 
-Every string that comes from a question (message, titles, descriptions,
-choices, defaults) is HTML-escaped. The browser enforces each constraint it
-can (`required`, `minlength`, `maxlength`, `min`, `max`, input types); the
-server validates the answer again regardless. Fields listed in `secret` render
-as password inputs and are never pre-filled.
+`field_views` turns each property into a `FieldView`, which the `fields.html`
+template renders; the template engine escapes every string that comes from a
+question (message, titles, descriptions, choices, defaults). The browser
+enforces each constraint it can (`required`, `minlength`, `maxlength`, `min`,
+`max`, input types); the server validates the answer again regardless. Fields
+listed in `secret` render as password inputs and are never pre-filled.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from html import escape
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from elicitkit._schema.choices import options_of
 
-__all__ = ["parse_form", "render_fields"]
+__all__ = ["FieldView", "field_views", "parse_form"]
 
 _INPUT_TYPES = {"email": "email", "uri": "url", "date": "date", "date-time": "datetime-local"}
 
 
-def _options(prop: Mapping[str, Any]) -> list[tuple[str, str]]:
-    return options_of(prop) or []
+@dataclass(frozen=True, slots=True)
+class FieldView:
+    """What the template needs to render one field."""
+
+    name: str
+    label: str
+    kind: Literal["boolean", "multi", "select", "input"]
+    required: bool
+    value: Any
+    help: str | None
+    errors: Sequence[str]
+    options: list[tuple[str, str]] = field(default_factory=list)
+    chosen: frozenset[str] = frozenset()
+    limits: list[str] = field(default_factory=list)
+    """A multi-select's bounds, in words."""
+    attributes: dict[str, Any] = field(default_factory=dict)
+    """An `<input>`'s type and the constraints the browser enforces."""
+
+    @property
+    def id(self) -> str:
+        return f"f-{self.name}"
 
 
-def _attr(name: str, value: Any) -> str:
-    return f' {name}="{escape(str(value), quote=True)}"'
-
-
-def render_fields(
+def field_views(
     schema: Mapping[str, Any],
     values: Mapping[str, Any] | None = None,
     errors: Mapping[str, Sequence[str]] | None = None,
     secret: Collection[str] = (),
-) -> str:
-    """The `<fieldset>`s for every property, pre-filled with `values` (else the defaults)."""
+) -> list[FieldView]:
+    """A view of every property, pre-filled with `values` (else the defaults; never for secret fields)."""
     required = set(schema.get("required", []))
-    parts = []
+    views = []
     for name, prop in schema.get("properties", {}).items():
-        value = (values or {}).get(name, prop.get("default"))
-        if name in secret:
-            value = None
-        parts.append(_field(name, prop, name in required, value, (errors or {}).get(name, ()), name in secret))
-    return "\n".join(parts)
+        value = None if name in secret else (values or {}).get(name, prop.get("default"))
+        common = {
+            "name": name,
+            "label": prop.get("title") or name,
+            "required": name in required,
+            "value": value,
+            "help": prop.get("description"),
+            "errors": (errors or {}).get(name, ()),
+        }
+        views.append(_view(prop, name in secret, common))
+    return views
 
 
-def _field(name: str, prop: Mapping[str, Any], required: bool, value: Any, errors: Sequence[str], secret: bool) -> str:
-    label = escape(prop.get("title") or name)
-    field_id = f"f-{escape(name, quote=True)}"
-    help_text = f'<p class="help">{escape(prop["description"])}</p>' if prop.get("description") else ""
-    error_text = "".join(f'<p class="error" role="alert">{escape(e)}</p>' for e in errors)
+def _view(prop: Mapping[str, Any], secret: bool, common: dict[str, Any]) -> FieldView:
     kind = prop.get("type", "string")
-    req = " required" if required else ""
     if kind == "boolean":
-        checked = " checked" if value is True else ""
-        control = (
-            f'<input type="hidden" name="{escape(name, quote=True)}" value="false">'
-            f'<label class="check"><input type="checkbox" id="{field_id}"{_attr("name", name)} value="true"{checked}>'
-            f" {label}</label>"
-        )
-        return f'<div class="field">{control}{help_text}{error_text}</div>'
+        return FieldView(kind="boolean", **common)
     if kind == "array":
-        chosen = set(value or [])
-        boxes = "".join(
-            f'<label class="check"><input type="checkbox"{_attr("name", name)}{_attr("value", v)}'
-            f"{' checked' if v in chosen else ''}> {escape(t)}</label>"
-            for v, t in _options(prop.get("items", {}))
-        )
-        limits = []
-        if "minItems" in prop:
-            limits.append(f"at least {prop['minItems']}")
-        if "maxItems" in prop:
-            limits.append(f"at most {prop['maxItems']}")
-        hint = f'<p class="help">Choose {" and ".join(limits)}.</p>' if limits else ""
-        return f'<fieldset class="field"><legend>{label}</legend>{boxes}{hint}{help_text}{error_text}</fieldset>'
-    options = _options(prop)
-    if options:
-        blank = "" if required else '<option value="">—</option>'
-        items = "".join(
-            f"<option{_attr('value', v)}{' selected' if v == value else ''}>{escape(t)}</option>" for v, t in options
-        )
-        control = f'<select id="{field_id}"{_attr("name", name)}{req}>{blank}{items}</select>'
-    elif kind in ("integer", "number"):
-        bounds = "".join(_attr(k, prop[src]) for k, src in (("min", "minimum"), ("max", "maximum")) if src in prop)
-        step = ' step="1"' if kind == "integer" else ' step="any"'
-        shown = _attr("value", value) if value is not None else ""
-        control = f'<input type="number" id="{field_id}"{_attr("name", name)}{step}{bounds}{shown}{req}>'
+        limits = [
+            f"{word} {prop[key]}" for word, key in (("at least", "minItems"), ("at most", "maxItems")) if key in prop
+        ]
+        chosen = frozenset(common["value"] or ())
+        options = options_of(prop.get("items", {})) or []
+        return FieldView(kind="multi", options=options, chosen=chosen, limits=limits, **common)
+    choices = options_of(prop)
+    if choices:
+        return FieldView(kind="select", options=choices, **common)
+    value = common["value"]
+    attributes: dict[str, Any] = {}
+    if kind in ("integer", "number"):
+        attributes = {"type": "number", "step": "1" if kind == "integer" else "any"}
+        attributes |= {html: prop[key] for html, key in (("min", "minimum"), ("max", "maximum")) if key in prop}
     else:
-        input_type = "password" if secret else _INPUT_TYPES.get(prop.get("format", ""), "text")
-        lengths = "".join(
-            _attr(k, prop[src]) for k, src in (("minlength", "minLength"), ("maxlength", "maxLength")) if src in prop
-        )
-        shown = _attr("value", value) if value is not None else ""
-        autocomplete = ' autocomplete="off"' if secret else ""
-        control = f'<input type="{input_type}" id="{field_id}"{_attr("name", name)}{lengths}{shown}{autocomplete}{req}>'
-    return f'<div class="field"><label for="{field_id}">{label}</label>{control}{help_text}{error_text}</div>'
+        attributes["type"] = "password" if secret else _INPUT_TYPES.get(prop.get("format", ""), "text")
+        attributes |= {
+            html: prop[key] for html, key in (("minlength", "minLength"), ("maxlength", "maxLength")) if key in prop
+        }
+        if secret:
+            attributes["autocomplete"] = "off"
+    attributes["value"] = value  # None (nothing to pre-fill) leaves the attribute out
+    return FieldView(kind="input", attributes=attributes, **common)
 
 
 def parse_form(schema: Mapping[str, Any], form: Mapping[str, Sequence[str]]) -> dict[str, Any]:
