@@ -1,7 +1,8 @@
 """The `elicitkit` command.
 
-`elicitkit demo` runs examples/deploy_desk.py against a scripted person on both
-MCP protocol eras and prints what each side said.
+`elicitkit demo` runs the deploy-desk example (examples/deploy_desk.py, which
+the wheel ships as elicitkit/_examples/deploy_desk.py) against a scripted person
+on both MCP protocol eras and prints what each side said.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from elicitkit.testing import ScriptedHuman, accept, call_through_model, decline
 
 __all__ = ["main"]
 
-_EXAMPLE = Path("examples") / "deploy_desk.py"
+_EXAMPLE = "deploy_desk.py"
 
 # (tool, arguments, the person's replies in order)
 Scene = tuple[str, dict[str, Any], list[ElicitResult]]
@@ -59,11 +60,17 @@ ERAS = [
 
 
 def _find_example(given: str | None) -> Path:
-    candidates = [Path(given)] if given else [Path.cwd() / _EXAMPLE, Path(__file__).resolve().parents[2] / _EXAMPLE]
-    for path in candidates:
+    if given:
+        path = Path(given)
+        if not path.is_file():
+            raise SystemExit(f"elicitkit demo: {path} is not a file; pass --server PATH to a server module")
+        return path
+    packaged = Path(__file__).resolve().parent / "_examples" / _EXAMPLE  # installed from a wheel or an sdist
+    checkout = Path(__file__).resolve().parents[2] / "examples" / _EXAMPLE  # an editable install of a clone
+    for path in (packaged, checkout):
         if path.is_file():
             return path
-    raise SystemExit(f"elicitkit demo: cannot find {candidates[0]}; pass --server PATH to a server module")
+    raise SystemExit("elicitkit demo: this installation has no deploy-desk example; pass --server PATH")
 
 
 def _load_server(path: Path) -> MCPServer[Any]:
@@ -135,8 +142,8 @@ def _via_model(human: ScriptedHuman, say: Callable[[str], None]) -> Callable[[An
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="elicitkit", description="Human-in-the-loop elicitation for MCP servers.")
     commands = parser.add_subparsers(dest="command", required=True)
-    demo = commands.add_parser("demo", help="run examples/deploy_desk.py against a scripted person on both eras")
-    demo.add_argument("--server", help="path to a module defining `server` (default: examples/deploy_desk.py)")
+    demo = commands.add_parser("demo", help="run the deploy-desk example against a scripted person on both eras")
+    demo.add_argument("--server", help="path to a module defining `server` (default: the deploy-desk example)")
     args = parser.parse_args(argv)
 
     if args.command == "demo":

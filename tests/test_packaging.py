@@ -1,0 +1,64 @@
+"""`pip install elicitkit` then `elicitkit demo` works from the wheel (or the sdist) alone, outside the checkout."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    subprocess.run(
+        [sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)], check=True, capture_output=True, timeout=300
+    )
+    return out
+
+
+def test_the_wheel_carries_the_demo_the_page_templates_and_the_typing_marker(dist: Path) -> None:
+    [wheel] = dist.glob("elicitkit-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for needed in (
+        "elicitkit/_examples/deploy_desk.py",
+        "elicitkit/_web/templates/form.html",
+        "elicitkit/_web/templates/fields.html",
+        "elicitkit/_web/static/style.css",
+        "elicitkit/py.typed",
+    ):
+        assert needed in names
+    assert not any(name.startswith(("tests/", "examples/")) for name in names)
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("kind", ["whl", "tar.gz"])
+def test_elicitkit_demo_runs_from_a_fresh_virtualenv_with_only_the_built_package(
+    dist: Path, kind: str, tmp_path: Path
+) -> None:
+    [artifact] = dist.glob(f"elicitkit-*.{kind}")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    install = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    subprocess.run([*install, str(artifact)], check=True, capture_output=True, timeout=240)
+    # Run far from the checkout, so nothing can come from it.
+    demo = subprocess.run(
+        [str(venv / "bin" / "elicitkit"), "demo"], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert demo.returncode == 0, demo.stderr
+    assert "deploy_desk.py answered by a scripted person" in demo.stdout
+    assert "MCP 2025-11-25" in demo.stdout
+    assert "MCP 2026-07-28" in demo.stdout
+    assert "Deployed 2.1 to Production (EU) after lint, unit tests." in demo.stdout
+    api = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", "import elicitkit, elicitkit.testing, elicitkit.stores"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert api.returncode == 0, api.stderr
