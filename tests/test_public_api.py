@@ -2,6 +2,7 @@ import elicitkit
 
 EXPECTED = [
     "Accepted",
+    "Ask",
     "Cancelled",
     "ClientOverride",
     "Declined",
@@ -11,12 +12,15 @@ EXPECTED = [
     "ElicitationNotSupported",
     "ElicitationResult",
     "ElicitationTimeout",
+    "ElicitationVetoed",
     "Fallback",
     "FallbackHandler",
     "InvalidElicitationContent",
+    "Outcome",
     "PageIdentity",
     "PendingQuestion",
     "Problem",
+    "QuestionInfo",
     "SERVER_DEFAULT",
     "SchemaError",
     "StoreUnavailable",

@@ -13,6 +13,7 @@ from elicitkit._errors import (
     ElicitationError,
     ElicitationNotSupported,
     ElicitationTimeout,
+    ElicitationVetoed,
     InvalidElicitationContent,
     Problem,
     SchemaError,
@@ -20,6 +21,7 @@ from elicitkit._errors import (
     TamperedRecord,
 )
 from elicitkit._fallback import Fallback, FallbackHandler, PendingQuestion
+from elicitkit._hooks import Ask, Outcome, QuestionInfo
 from elicitkit._results import Accepted, Cancelled, Declined, ElicitationResult
 from elicitkit._schema.compile import Titles
 from elicitkit._timeouts import SERVER_DEFAULT, Timeout
@@ -27,6 +29,7 @@ from elicitkit._web.app import PageIdentity
 
 __all__ = [
     "Accepted",
+    "Ask",
     "Cancelled",
     "ClientOverride",
     "Declined",
@@ -36,12 +39,15 @@ __all__ = [
     "ElicitationNotSupported",
     "ElicitationResult",
     "ElicitationTimeout",
+    "ElicitationVetoed",
     "Fallback",
     "FallbackHandler",
     "InvalidElicitationContent",
+    "Outcome",
     "PageIdentity",
     "PendingQuestion",
     "Problem",
+    "QuestionInfo",
     "SERVER_DEFAULT",
     "SchemaError",
     "StoreUnavailable",

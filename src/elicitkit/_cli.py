@@ -151,6 +151,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         server = _load_server(path)
         # The SDK logs every failed tool call at INFO; the transcript already shows them.
         logging.getLogger("mcp").setLevel(logging.WARNING)
+        # The audit trail (one record per question and answer) would repeat the transcript line by line.
+        logging.getLogger("elicitkit.audit").setLevel(logging.WARNING)
         print(f"elicitkit demo: {path.name} answered by a scripted person")
         anyio.run(_demo, server, print)
         print("\nSame tool code on both eras, with or without forms; every answer validated before the tool saw it.")

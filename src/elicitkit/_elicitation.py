@@ -11,14 +11,18 @@ from mcp.server.mcpserver import Context, MCPServer
 from starlette.applications import Starlette
 
 from elicitkit import _mcp
+from elicitkit._asking import Asking
+from elicitkit._audit import Audit
 from elicitkit._clients import ClientOverride, Mode
 from elicitkit._core.kinds import new_id
 from elicitkit._crypto import PlainSealer, Sealer, secrets_from_env
 from elicitkit._engine.engine import Engine
 from elicitkit._engine.policy import Policy
-from elicitkit._engine.run import Question
+from elicitkit._engine.run import Answer, Question
 from elicitkit._fallback import DEFAULT_TOOL, Fallback, tool_description
 from elicitkit._helpers import FIELD, AskHelpers
+from elicitkit._hookapi import HookMethods
+from elicitkit._hooks import Hooks
 from elicitkit._results import Accepted, Cancelled, Declined, ElicitationResult
 from elicitkit._schema.compile import FormSchema, compile_schema
 from elicitkit._schema.validate import to_data
@@ -41,7 +45,7 @@ DEFAULT_TIMEOUT = 300.0
 _ATTACHED = "_elicitkit_attached"
 
 
-class Elicitation(AskHelpers, UrlMode):
+class Elicitation(AskHelpers, UrlMode, HookMethods):
     """Human-in-the-loop elicitation for an `MCPServer`, on every protocol era.
 
     ```python
@@ -178,6 +182,8 @@ class Elicitation(AskHelpers, UrlMode):
             lease=lease,
         )
         self._engine = Engine(policy, store=the_store, broker=broker, sealer=sealer)
+        self._hooks = Hooks()
+        self._asking = Asking(self._engine, self._hooks, Audit(), self.node_id)
         self._tokens = LinkTokens(secrets or None)
         self._page_identity = page_identity
         self._public_url = None
@@ -277,13 +283,14 @@ class Elicitation(AskHelpers, UrlMode):
         check_message(message)
         limit = seconds(timeout, self.timeout)
         question = Question(id=new_id(), message=message, schema=schema, expires_at=anyio.current_time() + limit)
-        answer = await self._engine.ask(ctx, question, limit)
-        if answer.action == "accept":
-            data = to_data(schema, answer.content)
-            return Accepted(data=data[FIELD] if unwrap else data, content=dict(answer.content))
-        if answer.action == "decline":
-            return Declined()
-        return Cancelled()
+
+        def convert(asked: Question, answer: Answer) -> ElicitationResult[Any]:
+            if answer.action == "accept":
+                data = to_data(asked.schema, answer.content)
+                return Accepted(data=data[FIELD] if unwrap else data, content=dict(answer.content))
+            return Declined() if answer.action == "decline" else Cancelled()
+
+        return await self._asking(ctx, question, limit, convert, rewritable=not unwrap)
 
 
 async def _send_elicitation_result(

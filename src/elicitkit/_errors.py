@@ -6,13 +6,14 @@ ElicitationError
 ├── ElicitationNotSupported     the client cannot show this kind of elicitation   (+ ToolError)
 ├── ElicitationClientError      the client answered the elicitation with an error (+ ToolError)
 ├── InvalidElicitationContent   an accepted answer broke the schema (.problems)   (+ ToolError)
+├── ElicitationVetoed           a hook refused the question or withheld the answer (+ ToolError)
 ├── SchemaError                 a Python type cannot become a restricted schema   (a programmer error)
 ├── StoreUnavailable            the store could not be reached
 └── TamperedRecord              a stored record failed to open (modified, other key or mode)
 ```
 
 Declining, cancelling and timing out are normal outcomes: `elicit` returns
-`Declined` and `Cancelled` as data, and only a timeout raises. The four
+`Declined` and `Cancelled` as data, and only a timeout raises. The five
 errors about *this* exchange also derive from the SDK's `ToolError`: one that
 escapes a tool ends the call as an `isError` result carrying its message, so
 the model reads which field was wrong instead of a generic "Error executing
@@ -35,6 +36,7 @@ __all__ = [
     "ElicitationError",
     "ElicitationNotSupported",
     "ElicitationTimeout",
+    "ElicitationVetoed",
     "InvalidElicitationContent",
     "Problem",
     "SchemaError",
@@ -73,6 +75,23 @@ class ElicitationClientError(ElicitationError, ToolError):
     def __init__(self, code: int, message: str) -> None:
         super().__init__(f"The client could not show the elicitation (error {code}: {message})")
         self.code = code
+
+
+class ElicitationVetoed(ElicitationError, ToolError):
+    """A hook refused to put the question, or withheld its answer from the tool (it fails closed).
+
+    Raise it from a `before_ask` or `before_answer` hook to veto with a reason
+    the model may read. Any other exception a `before_*` hook raises becomes
+    one too, with a generic message (the original is logged and chained as
+    `__cause__`), so a broken policy hook never lets a question or answer through.
+
+    Attributes:
+        reason: why, as the tool and the model see it.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,8 +35,13 @@ class Accepted(Generic[T]):
 
 @dataclass(frozen=True, slots=True)
 class Declined:
-    """The person explicitly said no."""
+    """The person explicitly said no, or a `before_answer` hook turned their answer into a no.
 
+    Attributes:
+        reason: why, when a hook declined on the person's behalf (None when the person declined).
+    """
+
+    reason: str | None = None
     action: Literal["decline"] = "decline"
 
 

@@ -24,7 +24,7 @@ from starlette.routing import Route
 
 from elicitkit import _mcp
 from elicitkit._core.kinds import new_id
-from elicitkit._engine.run import Question
+from elicitkit._engine.run import Answer, Question
 from elicitkit._errors import ElicitationError
 from elicitkit._results import Accepted, Cancelled, Declined, ElicitationResult
 from elicitkit._schema.compile import FormSchema, compile_schema
@@ -34,6 +34,7 @@ from elicitkit._web.app import PageIdentity, Pages
 from elicitkit._web.tokens import Link, LinkTokens
 
 if TYPE_CHECKING:
+    from elicitkit._asking import Asking
     from elicitkit._engine.engine import Engine
 
 __all__ = ["UrlMode", "check_url"]
@@ -71,6 +72,7 @@ class UrlMode:
     """The URL-mode methods of `Elicitation`."""
 
     _engine: Engine
+    _asking: Asking
     _tokens: LinkTokens
     timeout: float | None
     _public_url: str | None
@@ -127,8 +129,7 @@ class UrlMode:
             params = ElicitRequestURLParams(mode="url", message=message, url=url, elicitation_id=new_id())
             raise UrlElicitationRequiredError([params])
         question = self._url_question(message, url, _NO_FIELDS, limit, observable=False)
-        answer = await self._engine.ask(ctx, question, limit)
-        return _outcome(answer.action, None, {})
+        return await self._asking(ctx, question, limit, lambda _, answer: _outcome(answer.action, None, {}))
 
     async def secure_form(
         self, ctx: Context[Any, Any], message: str, schema: type[T], *, timeout: Timeout = SERVER_DEFAULT
@@ -146,12 +147,15 @@ class UrlMode:
         token = self._tokens.mint(Link(question_id, _mcp.principal(ctx.request_context), "form", _link_expiry(limit)))
         url = f"{self._base()}/elicit/f/{token}"
         question = self._url_question(message, url, form, limit, observable=True, question_id=question_id)
-        answer = await self._engine.ask(ctx, question, limit)
-        if answer.action != "accept":
-            return _outcome(answer.action, None, {})
-        # Secrets stay inside SecretStr in `data`; `content` never carries them in the clear.
-        content = {k: (REDACTED if k in form.secret_fields else v) for k, v in (answer.content or {}).items()}
-        return Accepted(data=to_data(form, answer.content), content=content)
+
+        def convert(_: Question, answer: Answer) -> ElicitationResult[Any]:
+            if answer.action != "accept":
+                return _outcome(answer.action, None, {})
+            # Secrets stay inside SecretStr in `data`; `content` never carries them in the clear.
+            content = {k: (REDACTED if k in form.secret_fields else v) for k, v in (answer.content or {}).items()}
+            return Accepted(data=to_data(form, answer.content), content=content)
+
+        return await self._asking(ctx, question, limit, convert)
 
     async def url_flow(
         self,
@@ -178,9 +182,12 @@ class UrlMode:
         go = self._tokens.mint(Link(question_id, principal, "go", _link_expiry(limit), target=target))
         url = f"{self._base()}/elicit/go/{go}"
         question = self._url_question(message, url, _NO_FIELDS, limit, observable=True, question_id=question_id)
-        answer = await self._engine.ask(ctx, question, limit)
-        content = answer.content if isinstance(answer.content, Mapping) else {}
-        return _outcome(answer.action, {str(k): str(v) for k, v in content.items()}, dict(content))
+
+        def convert(_: Question, answer: Answer) -> ElicitationResult[Any]:
+            content = answer.content if isinstance(answer.content, Mapping) else {}
+            return _outcome(answer.action, {str(k): str(v) for k, v in content.items()}, dict(content))
+
+        return await self._asking(ctx, question, limit, convert)
 
     def _url_question(
         self,

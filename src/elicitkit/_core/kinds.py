@@ -15,6 +15,7 @@ __all__ = [
     "Mode",
     "QuestionState",
     "RouteName",
+    "Stage",
     "new_id",
     "only_acknowledges",
 ]
@@ -25,6 +26,10 @@ Mode = Literal["form", "url"]
 RouteName = Literal["native", "mrtr", "llm", "handler"]
 """How a question reaches the person: 2025-11-25 `elicitation/create`, 2026-07-28 `InputRequiredResult`,
 the model (fallback tool), or the server's own fallback handler."""
+
+Stage = Literal["stored", "sent"]
+"""How far a question has gone on its route: persisted for another request or node to answer, and put to the
+person (the request sent, or handed to the request that returns it)."""
 
 Action = Literal["accept", "decline", "cancel"]
 ACTIONS: tuple[Action, ...] = ("accept", "decline", "cancel")

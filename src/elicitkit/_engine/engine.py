@@ -29,7 +29,7 @@ from elicitkit._engine.middleware import ToolsMiddleware
 from elicitkit._engine.policy import Policy
 from elicitkit._engine.registry import Registry
 from elicitkit._engine.routes import Asker
-from elicitkit._engine.run import Answer, Question, call
+from elicitkit._engine.run import Answer, Question, Run, call
 from elicitkit.stores.base import Broker, Store
 from elicitkit.stores.guarded import guarded
 
@@ -78,6 +78,11 @@ class Engine:
 
     async def ask(self, ctx: Context[Any, Any], question: Question, timeout: float) -> Answer:
         return await self.asker.ask(ctx, current_run.get(), question, timeout)
+
+    @staticmethod
+    def current_run() -> Run | None:
+        """The run whose body is asking (None outside a tool call elicitkit saw)."""
+        return current_run.get()
 
     async def step(self, name: str, fn: Callable[[], Any]) -> Any:
         """Run `fn` once per run: a replay returns its journaled result instead of calling it again."""

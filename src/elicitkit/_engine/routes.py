@@ -72,6 +72,7 @@ class NativeRoute:
     ) -> None:
         if run is not None:
             run.pending[question.id] = question
+        await question.reached("sent")
         while True:
             answer = await self._send(rctx, question)
             verdict = question.judge(answer)
@@ -126,7 +127,9 @@ class MrtrRoute:
     ) -> None:
         assert run is not None
         await self.durability.save_pending(run.id, run.principal, question, self.policy.wall_expiry(question))
+        await question.reached("stored")
         run.ask(question)
+        await question.reached("sent")
         await question.wait()
 
 
@@ -158,6 +161,7 @@ class HandlerRoute:
         self, ctx: Context[Any, Any], rctx: ServerRequestContext[Any, Any], run: Run | None, question: Question
     ) -> None:
         assert callable(self.policy.fallback)
+        await question.reached("sent")
         while True:
             message, schema = question.wire_message, question.schema.wire
             pending = PendingQuestion(question.id, message, schema, question.expires_wall())
@@ -230,6 +234,7 @@ class Asker:
             entry = run.journal.get(question.seq)
             replayed = reusable_answer(entry, question.digest)
             if replayed is not None:
+                question.replayed = True
                 return replayed
             if entry is not None:
                 logger.info(

@@ -19,7 +19,7 @@ import anyio
 import anyio.lowlevel
 from mcp_types import ElicitRequestFormParams, ElicitRequestURLParams
 
-from elicitkit._core.kinds import Answer, Hosting, Mode, QuestionState, RouteName, new_id, only_acknowledges
+from elicitkit._core.kinds import Answer, Hosting, Mode, QuestionState, RouteName, Stage, new_id, only_acknowledges
 from elicitkit._core.rounds import Round
 from elicitkit._errors import InvalidElicitationContent
 from elicitkit._schema import FormSchema, problems_in
@@ -88,7 +88,18 @@ class Question:
     last_problems: str = ""
     scope: anyio.CancelScope | None = None
     """Set while a native request is in flight, so the question can be withdrawn."""
+    replayed: bool = False
+    """Answered from the run's journal (a replay): not asked again."""
+    watcher: Callable[[Question, Stage], Awaitable[None]] | None = None
+    """Told once per stage the question reaches on its route (the front's hooks and audit)."""
+    _reached: tuple[Stage, ...] = ()
     _answered: anyio.Event | None = None
+
+    async def reached(self, stage: Stage) -> None:
+        """The route got the question to `stage`; the watcher hears of each stage once."""
+        if self.watcher is not None and stage not in self._reached:
+            self._reached = (*self._reached, stage)
+            await self.watcher(self, stage)
 
     async def wait(self) -> None:
         """Wait for `resolve` (the 2026-07-28 route, where the answer arrives with a retry)."""
