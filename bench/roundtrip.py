@@ -31,6 +31,9 @@ Informational rows (skip them with ``--no-extras``):
   schema rendered once and `Model.model_validate` on the answer - `ctx.elicit`
   minus its per-call schema rendering, i.e. what the transport itself costs.
   elicitkit / floor is elicitkit's own per-question overhead.
+- 2025-11-25 elicitkit with 4 no-op hooks (one at each of before_ask, after_ask,
+  before_answer, after_answer): hooks / no hooks is what registering hooks costs
+  (issue 9's target: <= 1.05).
 - 2026-07-28 elicitkit: one call whose body asks N questions in a loop, so
   N + 1 rounds in one `call_tool`; µs per elicitation = call time / N. The bare
   SDK has no equivalent (resolvers run before the body), so it is compared with
@@ -153,9 +156,13 @@ def bare_server() -> MCPServer[Any]:
     return server
 
 
-def elicitkit_server() -> MCPServer[Any]:
+def elicitkit_server(hooks: int = 0) -> MCPServer[Any]:
     server: MCPServer[Any] = MCPServer("bench-elicitkit")
     hitl = Elicitation(server)
+    # No-op hooks, one per point in turn (before_ask, after_ask, before_answer, after_answer).
+    points = [hitl.before_ask, hitl.after_ask, hitl.before_answer, hitl.after_answer]
+    for i in range(hooks):
+        points[i % len(points)](lambda *args: None)
 
     @server.tool()
     async def loop(n: int, ctx: Context) -> int:
@@ -252,11 +259,12 @@ class Results:
 
 
 async def bench(n: int, repeats: int, extras: bool) -> Results:
-    bare, kit = bare_server(), elicitkit_server()
+    bare, kit, hooked = bare_server(), elicitkit_server(), elicitkit_server(hooks=4)
     rounds = n + 10  # the elicitkit multi-question call needs n + 1 rounds
     async with (
         Client(bare, mode="legacy", elicitation_callback=human) as bare_legacy,
         Client(kit, mode="legacy", elicitation_callback=human) as kit_legacy,
+        Client(hooked, mode="legacy", elicitation_callback=human) as hooked_legacy,
         Client(bare, mode="auto", elicitation_callback=human) as bare_modern,
         Client(kit, mode="auto", elicitation_callback=human, input_required_max_rounds=rounds) as kit_modern,
     ):
@@ -279,10 +287,12 @@ async def bench(n: int, repeats: int, extras: bool) -> Results:
         if extras:
             floor = variant(LEGACY, "bare", "elicit_form x N (floor)", bare_legacy, loop_call, "loop_floor")
             kit_multi = variant(MODERN, "elicitkit", "hitl.elicit x N, one call", kit_modern, loop_call)
-            results.variants[2:2] = [floor]
+            kit_hooked = variant(LEGACY, "elicitkit", "… with 4 no-op hooks", hooked_legacy, loop_call)
+            results.variants[2:2] = [kit_hooked, floor]
             results.variants.append(kit_multi)
             results.extra += [
                 Comparison(f"{LEGACY}  elicitkit loop / transport floor (schema pre-rendered)", kit_loop, floor),
+                Comparison(f"{LEGACY}  elicitkit with 4 no-op hooks / without hooks", kit_hooked, kit_loop),
                 Comparison(f"{MODERN}  elicitkit N-question call / bare Resolve 1 per call", kit_multi, bare_once),
             ]
 
@@ -341,6 +351,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.n < 1 or args.repeats < 1:
         parser.error("--n and --repeats must be at least 1")
     logging.getLogger("mcp").setLevel(logging.WARNING)
+    # The audit trail's log records are off here (its spans and metrics are no-ops without an OpenTelemetry SDK):
+    # what is measured is elicitkit's own work, not the cost of writing two lines per question to stderr.
+    logging.getLogger("elicitkit.audit").setLevel(logging.WARNING)
 
     start = time.perf_counter()
     results = anyio.run(bench, args.n, args.repeats, not args.no_extras)
