@@ -21,7 +21,7 @@ from elicitkit._errors import (
     TamperedRecord,
 )
 from elicitkit._fallback import Fallback, FallbackHandler, PendingQuestion
-from elicitkit._hooks import Ask, Outcome, QuestionInfo
+from elicitkit._hookdata import Ask, Outcome, QuestionInfo
 from elicitkit._results import Accepted, Cancelled, Declined, ElicitationResult
 from elicitkit._schema.compile import Titles
 from elicitkit._timeouts import SERVER_DEFAULT, Timeout

@@ -7,18 +7,19 @@ each build a question and say how an answer becomes the tool's result;
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import replace
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context
 
 from elicitkit import _mcp
 from elicitkit._audit import Audit
 from elicitkit._core.kinds import Answer, Stage
 from elicitkit._engine.engine import Engine
-from elicitkit._engine.run import Question
-from elicitkit._hooks import Ask, Hooks, Outcome, QuestionInfo
+from elicitkit._engine.run import Question, Run
+from elicitkit._hookdata import Ask, Outcome, QuestionInfo
+from elicitkit._hooks import Hooks, pending
 from elicitkit._results import ElicitationResult
 from elicitkit._schema.compile import compile_schema
 from elicitkit._timeouts import check_message
@@ -46,66 +47,146 @@ class Asking:
         rewritable: bool = False,
     ) -> ElicitationResult[Any]:
         """Ask `question`; `rewritable`: a `before_ask` hook may replace its schema (questions of `elicit`)."""
-        run = self.engine.current_run()
-        info = QuestionInfo(
-            id=question.id,
-            message=question.message,
-            schema=question.schema.wire,
-            mode=question.mode,
-            tool=run.tool if run is not None else None,
-            run_id=run.id if run is not None and run.hosted else None,
-            principal=_mcp.principal(_mcp.request_context(ctx)),
-            node=self.node,
-            secret_fields=question.secret_fields,
-            ctx=ctx,
-        )
-        trail = self.audit.start(info)
         hooks = self.hooks if self.hooks.active else None
-        latest = info
-
-        async def watch(asked: Question, stage: Stage) -> None:
-            nonlocal latest
-            latest = replace(latest, route=asked.route)
-            trail.reached(latest, stage)
-            if hooks is not None:
-                await hooks.asked(latest, stage)
-
-        def rewrite(current: QuestionInfo, ask: Ask) -> QuestionInfo:
-            nonlocal latest
-            if ask.message is not None:
-                check_message(ask.message)
-                question.message = ask.message
-            if ask.schema is not None:
-                if not rewritable:
-                    raise TypeError("only the schema of a form question asked with `elicit` can be rewritten")
-                question.schema = compile_schema(ask.schema)
-            latest = replace(current, message=question.message, schema=question.schema.wire)
-            return latest
-
-        async def asked(current: QuestionInfo) -> tuple[QuestionInfo, ElicitationResult[Any]]:
-            nonlocal latest
-            answer = await self.engine.ask(ctx, question, limit)
-            latest = replace(current, route=question.route, replayed=question.replayed)
-            return latest, convert(question, answer)
-
-        question.watcher = watch
+        run = self.engine.current_run()
+        rctx = _mcp.request_context(ctx)  # read once: the SDK's Context makes every read cost microseconds
+        one = _Exchange(self, ctx, rctx, question, limit, convert, hooks, rewritable, run)
+        question.watcher = one.watch
+        trail = one.trail
         try:
+            # The asking stays in this frame unless `around` hooks wrap it: the transport suspends many times
+            # per question, and each suspension resumes every frame between the tool body and the transport.
             if hooks is None:
-                latest, result = await asked(info)
+                result = convert(question, await self.engine.asker.ask(ctx, run, question, limit, rctx))
+            elif hooks.has("around"):
+                result = await hooks.around(one.describe(), one.steps)
             else:
-                latest, result = await hooks.exchange(info, asked, rewrite)
+                if hooks.has("before_ask"):
+                    asked = hooks.before_ask(one.describe(), one.rewrite)
+                    if pending(asked):
+                        await asked
+                result = convert(question, await self.engine.asker.ask(ctx, run, question, limit, rctx))
+                if hooks.has("before_answer"):
+                    reviewed = hooks.before_answer(one.describe(), result)
+                    result = await reviewed if pending(reviewed) else reviewed
         except Exception as exc:
             outcome = Outcome(None, exc, trail.seconds)
-            trail.finish(latest, outcome)
-            if hooks is not None:
-                await hooks.answered(latest, outcome)
+            trail.finish(outcome)
+            if hooks is not None and hooks.has("after_answer"):
+                observing = hooks.observe("after_answer", one.describe(), outcome)
+                if observing is not None:
+                    await observing
             raise
         except BaseException as exc:
             # The call itself is being cancelled: record it, but run no observer in a cancelled task.
-            trail.finish(latest, Outcome(None, exc, trail.seconds))
+            trail.finish(Outcome(None, exc, trail.seconds))
             raise
         outcome = Outcome(result, None, trail.seconds)
-        trail.finish(latest, outcome)
-        if hooks is not None:
-            await hooks.answered(latest, outcome)
+        trail.finish(outcome)
+        if hooks is not None and hooks.has("after_answer"):
+            observing = hooks.observe("after_answer", one.describe(), outcome)
+            if observing is not None:
+                await observing
+        question.watcher = None  # no reference cycle outlives the question
         return result
+
+
+class _Exchange:
+    """One question on its way: what hooks and the audit trail are told about it, and how hooks change it."""
+
+    __slots__ = (
+        "asking",
+        "convert",
+        "ctx",
+        "described",
+        "hooks",
+        "limit",
+        "question",
+        "rctx",
+        "rewritable",
+        "run",
+        "trail",
+    )
+
+    def __init__(
+        self,
+        asking: Asking,
+        ctx: Context[Any, Any],
+        rctx: ServerRequestContext[Any, Any],
+        question: Question,
+        limit: float,
+        convert: Convert,
+        hooks: Hooks | None,
+        rewritable: bool,
+        run: Run | None,
+    ) -> None:
+        self.asking = asking
+        self.ctx = ctx
+        self.rctx = rctx
+        self.question = question
+        self.limit = limit
+        self.convert = convert
+        self.hooks = hooks
+        self.rewritable = rewritable
+        self.run = run
+        self.described: QuestionInfo | None = None
+        self.trail = asking.audit.start(question, self.describe)
+
+    def describe(self) -> QuestionInfo:
+        """The question as it stands now: hooks may have rewritten it, and the engine sets its route."""
+        question, info = self.question, self.described
+        if info is None:
+            run = self.run
+            info = self.described = QuestionInfo(
+                id=question.id,
+                message=question.message,
+                schema=question.schema.wire,
+                mode=question.mode,
+                tool=run.tool if run is not None else None,
+                run_id=run.id if run is not None and run.hosted else None,
+                principal=_mcp.principal(self.rctx),
+                node=self.asking.node,
+                route=question.route,
+                replayed=question.replayed,
+                secret_fields=question.secret_fields,
+                ctx=self.ctx,
+            )
+            return info
+        # One object per question, kept current (hooks only read it).
+        if info.route is not question.route:
+            object.__setattr__(info, "route", question.route)
+        if info.replayed is not question.replayed:
+            object.__setattr__(info, "replayed", question.replayed)
+        if info.message is not question.message:
+            object.__setattr__(info, "message", question.message)
+        if info.schema is not question.schema.wire:
+            object.__setattr__(info, "schema", question.schema.wire)
+        return info
+
+    def watch(self, question: Question, stage: Stage) -> Awaitable[None] | None:
+        self.trail.reached(stage)
+        if self.hooks is not None and self.hooks.has("after_ask"):
+            return self.hooks.observe("after_ask", self.describe(), stage)
+        return None
+
+    def rewrite(self, current: QuestionInfo, ask: Ask) -> QuestionInfo:
+        question = self.question
+        if ask.message is not None:
+            check_message(ask.message)
+            question.message = ask.message
+        if ask.schema is not None:
+            if not self.rewritable:
+                raise TypeError("only the schema of a form question asked with `elicit` can be rewritten")
+            question.schema = compile_schema(ask.schema)
+        return self.describe()
+
+    async def steps(self) -> ElicitationResult[Any]:
+        """The question's way inside `around` hooks: `before_ask`, the asking, `before_answer`."""
+        hooks = self.hooks
+        assert hooks is not None
+        asked = hooks.before_ask(self.describe(), self.rewrite)
+        if pending(asked):
+            await asked
+        answer = await self.asking.engine.asker.ask(self.ctx, self.run, self.question, self.limit, self.rctx)
+        reviewed = hooks.before_answer(self.describe(), self.convert(self.question, answer))
+        return await reviewed if pending(reviewed) else reviewed

@@ -19,14 +19,16 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 from opentelemetry import metrics, trace
-from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+from opentelemetry.trace import INVALID_SPAN, Span, SpanKind, Status, StatusCode
 
 from elicitkit._core.kinds import Stage
-from elicitkit._hooks import Outcome, QuestionInfo
-from elicitkit._results import Accepted
+from elicitkit._engine.run import Question
+from elicitkit._hookdata import Outcome, QuestionInfo
+from elicitkit._results import Accepted, Declined
 
 __all__ = ["Audit", "Audited"]
 
@@ -60,67 +62,84 @@ def _facts(question: QuestionInfo) -> dict[str, Any]:
 
 def _attributes(question: QuestionInfo) -> dict[str, Any]:
     """Span attributes: OpenTelemetry takes no None values."""
-    return {f"elicitkit.{k}": v for k, v in _facts(question).items() if v is not None}
+    attributes = {f"elicitkit.{k}": v for k, v in _facts(question).items() if v is not None}
+    if question.tool is not None:
+        attributes["gen_ai.tool.name"] = question.tool
+    return attributes
 
 
 class Audited:
-    """One question's trail, from its span's start to its outcome."""
+    """One question's trail, from its span's start to its outcome.
 
-    __slots__ = ("_sent", "_span", "_started", "question")
+    `describe()` tells the question as it stands (after hooks, with its
+    route); it is only called when a span records or the audit log is on, so a
+    server that has neither pays for neither.
+    """
 
-    def __init__(self, question: QuestionInfo) -> None:
-        self.question = question
+    __slots__ = ("_describe", "_question", "_sent", "_span", "_started")
+
+    def __init__(self, question: Question, describe: Callable[[], QuestionInfo]) -> None:
+        self._question = question
+        self._describe = describe
         self._started = time.monotonic()
         self._sent = False
-        attributes = _attributes(question)
-        if question.tool is not None:
-            attributes["gen_ai.tool.name"] = question.tool
-        name = f"elicit {question.tool}" if question.tool else "elicit"
-        self._span: Span = _tracer.start_span(name, kind=SpanKind.INTERNAL, attributes=attributes)
+        # Without an OpenTelemetry SDK there is nothing to record: skip even the no-op span.
+        tracing = not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+        self._span: Span = _tracer.start_span("elicit", kind=SpanKind.INTERNAL) if tracing else INVALID_SPAN
+        if self._span.is_recording():
+            info = describe()
+            if info.tool is not None:
+                self._span.update_name(f"elicit {info.tool}")
+            self._span.set_attributes(_attributes(info))
 
     @property
     def seconds(self) -> float:
         return time.monotonic() - self._started
 
-    def reached(self, question: QuestionInfo, stage: Stage) -> None:
-        self.question = question
-        self._span.add_event(f"elicitkit.question.{stage}", _attributes(question))
+    def reached(self, stage: Stage) -> None:
+        route = str(self._question.route)
+        if self._span.is_recording():
+            self._span.add_event(f"elicitkit.question.{stage}", {"elicitkit.route": route})
         if stage != "sent" or self._sent:
             return
         self._sent = True
-        _open.add(1, {"route": str(question.route), "mode": question.mode})
+        _open.add(1, {"route": route, "mode": self._question.mode})
         if audit_log.isEnabledFor(logging.INFO):
-            facts = {"event": "question", **_facts(question), "message": question.message}
-            audit_log.info("question %s sent via %s", question.id, question.route, extra={"audit": facts})
+            info = self._describe()
+            facts = {"event": "question", **_facts(info), "message": info.message}
+            audit_log.info("question %s sent via %s", info.id, route, extra={"audit": facts})
 
-    def finish(self, question: QuestionInfo, outcome: Outcome) -> None:
-        self.question = question
+    def finish(self, outcome: Outcome) -> None:
         name = outcome.name
-        labels = {"route": str(question.route), "mode": question.mode, "outcome": name}
+        route, mode = str(self._question.route), self._question.mode
         if self._sent:
-            _open.add(-1, {"route": str(question.route), "mode": question.mode})
+            _open.add(-1, {"route": route, "mode": mode})
+        labels = {"route": route, "mode": mode, "outcome": name}
         _answers.add(1, labels)
         _duration.record(outcome.seconds, labels)
         span = self._span
-        span.set_attributes({**_attributes(question), "elicitkit.outcome": name})
-        span.add_event("elicitkit.answer", {"elicitkit.outcome": name})
-        if outcome.error is not None:
-            span.set_status(Status(StatusCode.ERROR, type(outcome.error).__name__))
-        span.end()
+        if span.is_recording():
+            span.set_attributes({**_attributes(self._describe()), "elicitkit.outcome": name})
+            span.add_event("elicitkit.answer", {"elicitkit.outcome": name})
+            if outcome.error is not None:
+                span.set_status(Status(StatusCode.ERROR, type(outcome.error).__name__))
+        if span is not INVALID_SPAN:
+            span.end()
         if audit_log.isEnabledFor(logging.INFO):
-            facts = {"event": "answer", **_facts(question), "outcome": name, "seconds": round(outcome.seconds, 6)}
+            info = self._describe()
+            facts = {"event": "answer", **_facts(info), "outcome": name, "seconds": round(outcome.seconds, 6)}
             result = outcome.result
             if isinstance(result, Accepted):
                 facts["content"] = json.loads(json.dumps(result.content, default=str))
-            elif result is not None and getattr(result, "reason", None):
-                facts["reason"] = result.reason  # type: ignore[union-attr]
+            elif isinstance(result, Declined) and result.reason:
+                facts["reason"] = result.reason
             elif outcome.error is not None:
                 facts["error"] = type(outcome.error).__name__
-            audit_log.info("question %s: %s", question.id, name, extra={"audit": facts})
+            audit_log.info("question %s: %s", info.id, name, extra={"audit": facts})
 
 
 class Audit:
     """Starts a trail per question; the place to add sinks later."""
 
-    def start(self, question: QuestionInfo) -> Audited:
-        return Audited(question)
+    def start(self, question: Question, describe: Callable[[], QuestionInfo]) -> Audited:
+        return Audited(question, describe)

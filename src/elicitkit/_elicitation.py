@@ -25,7 +25,6 @@ from elicitkit._hookapi import HookMethods
 from elicitkit._hooks import Hooks
 from elicitkit._results import Accepted, Cancelled, Declined, ElicitationResult
 from elicitkit._schema.compile import FormSchema, compile_schema
-from elicitkit._schema.validate import to_data
 from elicitkit._timeouts import SERVER_DEFAULT, Timeout, check_message, check_seconds, seconds
 from elicitkit._urlmode import UrlMode
 from elicitkit._web.app import PageIdentity
@@ -286,7 +285,7 @@ class Elicitation(AskHelpers, UrlMode, HookMethods):
 
         def convert(asked: Question, answer: Answer) -> ElicitationResult[Any]:
             if answer.action == "accept":
-                data = to_data(asked.schema, answer.content)
+                data = asked.data_of(answer.content)
                 return Accepted(data=data[FIELD] if unwrap else data, content=dict(answer.content))
             return Declined() if answer.action == "decline" else Cancelled()
 

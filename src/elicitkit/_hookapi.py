@@ -14,7 +14,8 @@ from collections.abc import Callable, Collection
 from typing import Any, TypeVar, overload
 
 from elicitkit._core.kinds import Mode, RouteName, Stage
-from elicitkit._hooks import HookPoint, Hooks, QuestionInfo
+from elicitkit._hookdata import QuestionInfo
+from elicitkit._hooks import HookPoint, Hooks
 
 __all__ = ["HookMethods"]
 

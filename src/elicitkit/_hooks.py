@@ -48,92 +48,26 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from typing_extensions import TypeIs
+
 from elicitkit._core.kinds import Mode, RouteName, Stage
-from elicitkit._errors import ElicitationError, ElicitationTimeout, ElicitationVetoed, InvalidElicitationContent
+from elicitkit._errors import ElicitationError, ElicitationVetoed
+from elicitkit._hookdata import Ask, QuestionInfo
 from elicitkit._results import ElicitationResult
 
-__all__ = ["Ask", "HookPoint", "Hooks", "Outcome", "QuestionInfo"]
+__all__ = ["HookPoint", "Hooks", "pending"]
 
 logger = logging.getLogger("elicitkit")
 
 HookPoint = Literal["around", "before_ask", "after_ask", "before_answer", "after_answer"]
-OutcomeName = Literal["accept", "decline", "cancel", "timeout", "vetoed", "invalid", "error"]
 
 _inside_hook: ContextVar[bool] = ContextVar("elicitkit_inside_hook", default=False)
 
 
 @dataclass(frozen=True, slots=True)
-class QuestionInfo:
-    """What a hook knows about a question.
-
-    Attributes:
-        id: the question's id (`elicitationId` / input-request key on the wire).
-        message: the question as the person reads it.
-        schema: the `requestedSchema` (no properties for a plain link).
-        mode: `"form"` or `"url"`.
-        tool: the tool that asks (None outside a tool call elicitkit saw).
-        run_id: the run, which may span several requests (None for a run that is not journaled).
-        principal: the authenticated caller, as the SDK reports it.
-        node: this node's id.
-        route: `"native"`, `"mrtr"`, `"llm"` or `"handler"`; None until the question is put.
-        replayed: answered from the run's journal while the run was replayed.
-        secret_fields: fields whose values are never shown (`SecretStr` on a secure form).
-        ctx: the asking tool's `Context`, for a hook that asks a follow-up question itself.
-    """
-
-    id: str
-    message: str
-    schema: dict[str, Any]
-    mode: Mode
-    tool: str | None
-    run_id: str | None
-    principal: str | None
-    node: str
-    route: RouteName | None = None
-    replayed: bool = False
-    secret_fields: tuple[str, ...] = ()
-    ctx: Any = field(default=None, repr=False, compare=False)
-
-
-@dataclass(frozen=True, slots=True)
-class Ask:
-    """What a `before_ask` hook asks instead: a new message, a new schema (form questions of `elicit`), or both."""
-
-    message: str | None = None
-    schema: Any = None
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """What the tool got from one question: a result, or the error `elicit` raised.
-
-    Attributes:
-        result: `Accepted`, `Declined` or `Cancelled`; None when the tool got an error.
-        error: the exception (`ElicitationTimeout`, `ElicitationVetoed`, ...), or None.
-        seconds: from the question being built to this outcome.
-    """
-
-    result: ElicitationResult[Any] | None
-    error: BaseException | None
-    seconds: float
-
-    @property
-    def name(self) -> OutcomeName:
-        """`accept`, `decline`, `cancel`, `timeout`, `vetoed`, `invalid` (out of attempts) or `error`."""
-        if self.result is not None:
-            return self.result.action
-        if isinstance(self.error, ElicitationTimeout):
-            return "timeout"
-        if isinstance(self.error, ElicitationVetoed):
-            return "vetoed"
-        if isinstance(self.error, InvalidElicitationContent):
-            return "invalid"
-        return "error"
-
-
-@dataclass(frozen=True, slots=True)
 class _Hook:
     fn: Callable[..., Any]
+    is_async: bool
     tools: frozenset[str] | None = None
     modes: frozenset[str] | None = None
     routes: frozenset[str] | None = None
@@ -153,13 +87,34 @@ class _Hook:
         return getattr(self.fn, "__qualname__", repr(self.fn))
 
 
-async def _call(fn: Callable[..., Any], *args: Any) -> Any:
+def pending(value: object) -> TypeIs[Awaitable[Any]]:
+    """Whether a hook's (or a hook stage's) return is something to await; cheaper than `inspect.isawaitable`."""
+    return value is not None and hasattr(value, "__await__")
+
+
+def _invoke(hook: _Hook, *args: Any) -> Any:
+    """Call a hook: its result, or (for an async hook) an awaitable of it.
+
+    What an async hook asks while it runs runs no hooks itself. A sync hook
+    cannot ask (asking is awaited), so it is called as it is, with nothing to await.
+    """
+    if hook.is_async:
+        return _guarded(hook.fn(*args))
+    result = hook.fn(*args)
+    return _guarded(result) if pending(result) else result
+
+
+async def _guarded(started: Awaitable[Any]) -> Any:
     token = _inside_hook.set(True)
     try:
-        result = fn(*args)
-        return await result if inspect.isawaitable(result) else result
+        return await started
     finally:
         _inside_hook.reset(token)
+
+
+async def _call(hook: _Hook, *args: Any) -> Any:
+    result = _invoke(hook, *args)
+    return await result if pending(result) else result
 
 
 def _vetoed(hook: _Hook, point: HookPoint, exc: Exception) -> ElicitationVetoed:
@@ -168,9 +123,6 @@ def _vetoed(hook: _Hook, point: HookPoint, exc: Exception) -> ElicitationVetoed:
     what = "the question was not asked" if point == "before_ask" else "the answer was withheld"
     return ElicitationVetoed(f"A policy check failed, so {what}")
 
-
-Asked = Callable[[QuestionInfo], Awaitable[tuple[QuestionInfo, ElicitationResult[Any]]]]
-"""Puts the (possibly rewritten) question and returns it as it was put (route known) with the tool's result."""
 
 Rewrite = Callable[[QuestionInfo, Ask], QuestionInfo]
 """Applies a `before_ask` hook's `Ask` to the question (the caller knows what kind of question it is)."""
@@ -187,6 +139,8 @@ class Hooks:
             "before_answer": [],
             "after_answer": [],
         }
+        self._unfiltered: set[HookPoint] = set(self._hooks)
+        """Points whose hooks all see every question (no filter to check)."""
 
     def add(
         self,
@@ -206,9 +160,13 @@ class Hooks:
         for name, values in (("tools", tools), ("modes", modes), ("routes", routes)):
             if isinstance(values, str):
                 raise TypeError(f"{name}= takes a collection of names, not the string {values!r}")
+        if tools is not None or modes is not None or routes is not None or when is not None:
+            self._unfiltered.discard(point)
+        is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__)
         self._hooks[point].append(
             _Hook(
                 fn,
+                is_async,
                 frozenset(tools) if tools is not None else None,
                 frozenset(modes) if modes is not None else None,
                 frozenset(routes) if routes is not None else None,
@@ -223,34 +181,28 @@ class Hooks:
         return not _inside_hook.get() and any(self._hooks.values())
 
     def _for(self, point: HookPoint, question: QuestionInfo) -> list[_Hook]:
-        return [hook for hook in self._hooks[point] if hook.wants(question)]
+        hooks = self._hooks[point]
+        if point in self._unfiltered:
+            return hooks
+        return [hook for hook in hooks if hook.wants(question)]
 
-    async def exchange(
-        self, question: QuestionInfo, asked: Asked, rewrite: Rewrite
-    ) -> tuple[QuestionInfo, ElicitationResult[Any]]:
-        """Run one question through `around`, `before_ask`, the asking itself and `before_answer`.
+    def has(self, point: HookPoint) -> bool:
+        """Whether any hook is registered at `point` (filters aside)."""
+        return bool(self._hooks[point])
 
-        Returns the question as it was finally put, and the result for the tool.
-        """
-        final = question
-
-        async def core() -> ElicitationResult[Any]:
-            nonlocal final
-            final, result = await asked(await self._before_ask(question, rewrite))
-            return await self._before_answer(final, result)
-
-        call_next: Callable[[], Awaitable[ElicitationResult[Any]]] = core
+    async def around(self, question: QuestionInfo, inner: Callable[[], Awaitable[ElicitationResult[Any]]]) -> Any:
+        """Run `inner` (the rest of the question's way) inside every `around` hook, first registered outermost."""
+        call_next = inner
         for hook in reversed(self._for("around", question)):
             call_next = self._wrap(hook, call_next, question)
-        result = await call_next()
-        return final, result
+        return await call_next()
 
     def _wrap(
         self, hook: _Hook, call_next: Callable[[], Awaitable[ElicitationResult[Any]]], question: QuestionInfo
     ) -> Callable[[], Awaitable[ElicitationResult[Any]]]:
         async def wrapped() -> ElicitationResult[Any]:
             try:
-                result: ElicitationResult[Any] = await _call(hook.fn, question, call_next)
+                result: ElicitationResult[Any] = await _call(hook, question, call_next)
             except ElicitationError:
                 raise
             except Exception as exc:
@@ -259,50 +211,145 @@ class Hooks:
 
         return wrapped
 
-    async def _before_ask(self, question: QuestionInfo, rewrite: Rewrite) -> QuestionInfo:
-        for hook in self._for("before_ask", question):
-            try:
-                asks = await _call(hook.fn, question)
-                if asks is not None and not isinstance(asks, Ask):
-                    raise TypeError(f"a before_ask hook returns Ask(...) or None, not {type(asks).__name__}")
-                if asks is not None:
-                    question = rewrite(question, asks)
-            except ElicitationError:
-                raise
-            except Exception as exc:
-                raise _vetoed(hook, "before_ask", exc) from exc
+    def before_ask(self, question: QuestionInfo, rewrite: Rewrite) -> Awaitable[QuestionInfo] | QuestionInfo:
+        """Run the `before_ask` hooks: the question as they left it (`rewrite` applies an `Ask`).
+
+        Sync hooks run now; from the first async one on, the rest is returned to be awaited.
+        """
+        hooks = self._for("before_ask", question)
+        for i, hook in enumerate(hooks):
+            asks = self._checked(hook, "before_ask", question)
+            if pending(asks):
+                return self._before_ask_rest(hook, asks, hooks[i + 1 :], question, rewrite)
+            question = self._rewrite(hook, asks, question, rewrite)
         return question
 
-    async def _before_answer(self, question: QuestionInfo, result: ElicitationResult[Any]) -> ElicitationResult[Any]:
-        for hook in self._for("before_answer", question):
-            try:
-                replaced = await _call(hook.fn, question, result)
-                if replaced is not None and getattr(replaced, "action", None) not in ("accept", "decline", "cancel"):
-                    raise TypeError(
-                        f"a before_answer hook returns Accepted, Declined, Cancelled or None, not {replaced!r}"
-                    )
-            except ElicitationError:
-                raise
-            except Exception as exc:
-                raise _vetoed(hook, "before_answer", exc) from exc
-            if replaced is not None:
-                result = replaced
+    async def _before_ask_rest(
+        self, hook: _Hook, started: Awaitable[Any], rest: list[_Hook], question: QuestionInfo, rewrite: Rewrite
+    ) -> QuestionInfo:
+        question = self._rewrite(hook, await self._settled(hook, "before_ask", started), question, rewrite)
+        for later in rest:
+            asks = self._checked(later, "before_ask", question)
+            if pending(asks):
+                asks = await self._settled(later, "before_ask", asks)
+            question = self._rewrite(later, asks, question, rewrite)
+        return question
+
+    @staticmethod
+    def _rewrite(hook: _Hook, asks: Any, question: QuestionInfo, rewrite: Rewrite) -> QuestionInfo:
+        if asks is None:
+            return question
+        try:
+            if not isinstance(asks, Ask):
+                raise TypeError(f"a before_ask hook returns Ask(...) or None, not {type(asks).__name__}")
+            return rewrite(question, asks)
+        except ElicitationError:
+            raise
+        except Exception as exc:
+            raise _vetoed(hook, "before_ask", exc) from exc
+
+    def before_answer(
+        self, question: QuestionInfo, result: ElicitationResult[Any]
+    ) -> Awaitable[ElicitationResult[Any]] | ElicitationResult[Any]:
+        """Run the `before_answer` hooks: the result as they left it.
+
+        Sync hooks run now; from the first async one on, the rest is returned to be awaited.
+        """
+        hooks = self._for("before_answer", question)
+        for i, hook in enumerate(hooks):
+            replaced = self._checked(hook, "before_answer", question, result)
+            if pending(replaced):
+                return self._before_answer_rest(hook, replaced, hooks[i + 1 :], question, result)
+            result = _replacement(hook, replaced, result)
         return result
 
-    async def asked(self, question: QuestionInfo, stage: Stage) -> None:
-        """Tell `after_ask` observers that the question reached `stage` on its route."""
-        for hook in self._for("after_ask", question):
-            if not hook.stages or stage in hook.stages:
-                await _observe(hook, "after_ask", question, stage)
+    async def _before_answer_rest(
+        self,
+        hook: _Hook,
+        started: Awaitable[Any],
+        rest: list[_Hook],
+        question: QuestionInfo,
+        result: ElicitationResult[Any],
+    ) -> ElicitationResult[Any]:
+        result = _replacement(hook, await self._settled(hook, "before_answer", started), result)
+        for later in rest:
+            replaced = self._checked(later, "before_answer", question, result)
+            if pending(replaced):
+                replaced = await self._settled(later, "before_answer", replaced)
+            result = _replacement(later, replaced, result)
+        return result
 
-    async def answered(self, question: QuestionInfo, outcome: Outcome) -> None:
-        """Tell `after_answer` observers what the tool got."""
-        for hook in self._for("after_answer", question):
-            await _observe(hook, "after_answer", question, outcome)
+    @staticmethod
+    def _checked(hook: _Hook, point: HookPoint, *args: Any) -> Any:
+        """Call a hook that may veto: any failure fails closed."""
+        try:
+            return _invoke(hook, *args)
+        except ElicitationError:
+            raise
+        except Exception as exc:
+            raise _vetoed(hook, point, exc) from exc
+
+    @staticmethod
+    async def _settled(hook: _Hook, point: HookPoint, started: Awaitable[Any]) -> Any:
+        try:
+            return await started
+        except ElicitationError:
+            raise
+        except Exception as exc:
+            raise _vetoed(hook, point, exc) from exc
+
+    def observe(self, point: HookPoint, question: QuestionInfo, *args: Any) -> Awaitable[None] | None:
+        """Tell the `after_ask` (args: stage) or `after_answer` (args: outcome) observers, in order.
+
+        Sync observers run now; from the first async one on, the rest is returned to be awaited.
+        An observer that raises is logged and skipped: observers never change the outcome.
+        """
+        hooks = self._for(point, question)
+        for i, hook in enumerate(hooks):
+            if hook.stages and args[0] not in hook.stages:
+                continue
+            try:
+                result = _invoke(hook, question, *args)
+            except Exception:
+                _observer_failed(point, hook)
+                continue
+            if pending(result):
+                return _observe_rest(point, hook, result, hooks[i + 1 :], question, args)
+        return None
 
 
-async def _observe(hook: _Hook, point: HookPoint, *args: Any) -> None:
+async def _observe_rest(
+    point: HookPoint,
+    hook: _Hook,
+    started: Awaitable[Any],
+    rest: list[_Hook],
+    question: QuestionInfo,
+    args: tuple[Any, ...],
+) -> None:
     try:
-        await _call(hook.fn, *args)
+        await started
     except Exception:
-        logger.exception("elicitkit: %s hook %s failed; ignored (observers never change the outcome)", point, hook.name)
+        _observer_failed(point, hook)
+    for later in rest:
+        if later.stages and args[0] not in later.stages:
+            continue
+        try:
+            result = _invoke(later, question, *args)
+            if pending(result):
+                await result
+        except Exception:
+            _observer_failed(point, later)
+
+
+def _replacement(hook: _Hook, replaced: Any, result: ElicitationResult[Any]) -> ElicitationResult[Any]:
+    if replaced is None:
+        return result
+    if getattr(replaced, "action", None) not in ("accept", "decline", "cancel"):
+        exc = TypeError(f"a before_answer hook returns Accepted, Declined, Cancelled or None, not {replaced!r}")
+        raise _vetoed(hook, "before_answer", exc) from exc
+    new: ElicitationResult[Any] = replaced
+    return new
+
+
+def _observer_failed(point: HookPoint, hook: _Hook) -> None:
+    logger.exception("elicitkit: %s hook %s failed; ignored (observers never change the outcome)", point, hook.name)

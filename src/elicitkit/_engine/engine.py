@@ -18,7 +18,6 @@ from typing import Any
 
 import anyio
 import anyio.lowlevel
-from mcp.server.mcpserver import Context
 
 from elicitkit._core.journal import Entry, reusable_step
 from elicitkit._engine.cluster import Cluster
@@ -29,7 +28,7 @@ from elicitkit._engine.middleware import ToolsMiddleware
 from elicitkit._engine.policy import Policy
 from elicitkit._engine.registry import Registry
 from elicitkit._engine.routes import Asker
-from elicitkit._engine.run import Answer, Question, Run, call
+from elicitkit._engine.run import Run, call
 from elicitkit.stores.base import Broker, Store
 from elicitkit.stores.guarded import guarded
 
@@ -75,9 +74,6 @@ class Engine:
                 await self.store.sweep()
             except Exception:
                 logger.exception("Sweeping expired elicitation state failed; will retry")
-
-    async def ask(self, ctx: Context[Any, Any], question: Question, timeout: float) -> Answer:
-        return await self.asker.ask(ctx, current_run.get(), question, timeout)
 
     @staticmethod
     def current_run() -> Run | None:

@@ -107,6 +107,7 @@ class Durability:
 
     async def save_pending(self, run_id: str, principal: str | None, question: Question, expires_at: float) -> None:
         """Record an open question of a run, so any node can take its answer."""
+        assert question.route is not None, "a question is stored once its route is chosen"
         record = QuestionRecord(
             run_id=run_id,
             seq=question.seq,

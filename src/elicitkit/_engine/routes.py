@@ -215,8 +215,17 @@ class Asker:
             return self.model
         return self.handler
 
-    async def ask(self, ctx: Context[Any, Any], run: Run | None, question: Question, timeout: float) -> Answer:
+    async def ask(
+        self,
+        ctx: Context[Any, Any],
+        run: Run | None,
+        question: Question,
+        timeout: float,
+        own: ServerRequestContext[Any, Any] | None = None,
+    ) -> Answer:
         """Put `question` to the person on the best route; wait until `question.expires_at`.
+
+        `own` is `ctx`'s request context when the caller already has it (reading it off `ctx` is not free).
 
         Raises:
             ElicitationTimeout: no answer in time (the message quotes `timeout`).
@@ -224,7 +233,7 @@ class Asker:
             ElicitationClientError: the client answered with an error.
             InvalidElicitationContent: the client's reply was not an elicitation result.
         """
-        own = _mcp.request_context(ctx)
+        own = own if own is not None else _mcp.request_context(ctx)
         # A hosted run asks through whichever request is waiting for it now (the latest retry).
         rctx = run.rctx if run is not None and run.hosted and run.rctx is not None else own
         question.owner = run

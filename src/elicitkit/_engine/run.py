@@ -22,7 +22,7 @@ from mcp_types import ElicitRequestFormParams, ElicitRequestURLParams
 from elicitkit._core.kinds import Answer, Hosting, Mode, QuestionState, RouteName, Stage, new_id, only_acknowledges
 from elicitkit._core.rounds import Round
 from elicitkit._errors import InvalidElicitationContent
-from elicitkit._schema import FormSchema, problems_in
+from elicitkit._schema import FormSchema, to_data
 
 __all__ = ["MAX_ATTEMPTS", "Answer", "Final", "Question", "Run", "Verdict", "call", "new_id"]
 
@@ -76,7 +76,8 @@ class Question:
     """A URL question elicitkit's own page or callback completes (the client's accept only acknowledges it)."""
     state: QuestionState = QuestionState.OPEN
     secret_fields: tuple[str, ...] = ()
-    route: RouteName = "native"
+    route: RouteName | None = None
+    """Set when the question is put (None before, and when answered from the journal)."""
     caller: tuple[str | None, object] = (None, None)
     """(principal, session) of the request that asked it; only the same caller may answer by elicitId."""
     session: object = None
@@ -90,16 +91,21 @@ class Question:
     """Set while a native request is in flight, so the question can be withdrawn."""
     replayed: bool = False
     """Answered from the run's journal (a replay): not asked again."""
-    watcher: Callable[[Question, Stage], Awaitable[None]] | None = None
-    """Told once per stage the question reaches on its route (the front's hooks and audit)."""
+    watcher: Callable[[Question, Stage], Awaitable[None] | None] | None = None
+    """Told once per stage the question reaches on its route (the front's hooks and audit); it returns
+    something to await only when there is (an async hook)."""
     _reached: tuple[Stage, ...] = ()
+    _checked: tuple[Any, Any] | None = None
+    """The accepted content `judge` found valid and the typed answer built from it, so it is built once."""
     _answered: anyio.Event | None = None
 
     async def reached(self, stage: Stage) -> None:
         """The route got the question to `stage`; the watcher hears of each stage once."""
         if self.watcher is not None and stage not in self._reached:
             self._reached = (*self._reached, stage)
-            await self.watcher(self, stage)
+            pending = self.watcher(self, stage)
+            if pending is not None:
+                await pending
 
     async def wait(self) -> None:
         """Wait for `resolve` (the 2026-07-28 route, where the answer arrives with a retry)."""
@@ -138,10 +144,21 @@ class Question:
         """The one rule for every route: a link's accept only acknowledges; an accept must fit the schema."""
         if only_acknowledges(self.observable, answer.action):
             return _ACKNOWLEDGES
-        if self.mode == "url":
+        if self.mode == "url" or answer.action != "accept":
             return _ANSWERS  # a link's reply carries no content (elicitkit's pages check theirs before posting)
-        problems = problems_in(self.schema, answer.action, answer.content)
-        return _ANSWERS if problems is None else Verdict(answers=False, problems=problems)
+        try:
+            data = to_data(self.schema, answer.content)
+        except InvalidElicitationContent as problems:
+            return Verdict(answers=False, problems=problems)
+        self._checked = (answer.content, data)
+        return _ANSWERS
+
+    def data_of(self, content: Any) -> Any:
+        """The typed answer for accepted `content`: the one `judge` built, else built now (a journaled answer)."""
+        checked = self._checked
+        if checked is not None and checked[0] is content:
+            return checked[1]
+        return to_data(self.schema, content)
 
     def take(self, answer: Answer, verdict: Verdict | None = None) -> bool:
         """Apply a reply by its verdict; True when the question is closed (answered, or out of attempts)."""

@@ -44,8 +44,13 @@ def options_of(prop: Mapping[str, Any]) -> list[tuple[str, str]] | None:
 
 def choices_of(prop: Mapping[str, Any]) -> list[str] | None:
     """The values a single-select property (or a multi-select's `items`) admits; None for a free field."""
-    options = options_of(prop)
-    return None if options is None else [value for value, _ in options]
+    if "enum" in prop:
+        values: list[str] = prop["enum"]
+        return values
+    for key in ("oneOf", "anyOf"):
+        if key in prop:
+            return [option["const"] for option in prop[key]]
+    return None
 
 
 def _titled(values: Sequence[str], titles: Mapping[str, str]) -> list[dict[str, str]]:
