@@ -1,14 +1,24 @@
-"""Shared fixtures: every engine test runs on both protocol eras; Redis tests share one real server."""
+"""Shared fixtures: every engine test runs on both protocol eras; Redis tests share one real server.
+
+The scenes those tests build (servers, clients, rounds driven by hand) live in tests/scenes.py.
+"""
 
 from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, cast
 
 import anyio
 import pytest
 
 from tests.redis_server import MISSING, RedisServer
+
+if TYPE_CHECKING:
+    from tests.scenes import Transport
+
+# The shared scenes assert too; rewriting keeps their failures as readable as a test's own.
+pytest.register_assert_rewrite("tests.scenes")
 
 
 @pytest.fixture
@@ -20,6 +30,12 @@ def anyio_backend() -> str:
 def mode(request: pytest.FixtureRequest) -> str:
     """`legacy` speaks 2025-11-25 (elicitation/create); `auto` negotiates 2026-07-28 (InputRequiredResult)."""
     return str(request.param)
+
+
+@pytest.fixture(params=["memory", "http"])
+def transport(request: pytest.FixtureRequest) -> Transport:
+    """`memory` is the SDK's in-memory pipe; `http` is real streamable HTTP (uvicorn on 127.0.0.1)."""
+    return cast("Transport", request.param)
 
 
 @pytest.fixture(scope="session")

@@ -30,7 +30,8 @@ from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
 from elicitkit import Accepted, Elicitation, Titles
-from elicitkit.testing import serve_app, serve_http
+from elicitkit.testing import serve_app
+from tests.scenes import serving
 
 pytestmark = pytest.mark.anyio
 
@@ -104,6 +105,7 @@ class Desk:
         self.server = MCPServer("browser-test")
         self.hitl = Elicitation(self.server, timeout=30)
         self.received: list[Any] = []
+        self.url = ""  # the MCP endpoint, once served
 
         @self.server.tool()
         async def deploy(ctx: Context) -> dict[str, Any]:
@@ -124,7 +126,7 @@ class Desk:
             return {"action": result.action}
 
     async def call(
-        self, mcp_url: str, mode: str, tool: str, arguments: dict[str, Any], person: Callable[[str], Awaitable[None]]
+        self, mode: str, tool: str, arguments: dict[str, Any], person: Callable[[str], Awaitable[None]]
     ) -> CallToolResult:
         """Call `tool`; when the client is asked to open a link, it accepts and `person(link)` runs alongside."""
         links: list[str] = []
@@ -135,11 +137,32 @@ class Desk:
             tg.start_soon(person, params.url)
             return ElicitResult(action="accept")
 
-        async with anyio.create_task_group() as tg, Client(mcp_url, mode=mode, elicitation_callback=client_side) as c:
+        async with anyio.create_task_group() as tg, Client(self.url, mode=mode, elicitation_callback=client_side) as c:
             with anyio.fail_after(30):
                 result = await c.call_tool(tool, arguments)
         assert len(links) == 1, links
         return result
+
+
+@pytest.fixture
+async def desk() -> AsyncIterator[Desk]:
+    """A Desk served over real streamable HTTP, with its pages' links pointing at it."""
+    served = Desk()
+    async with serving(served.hitl) as url:
+        served.url = url
+        yield served
+
+
+@pytest.fixture
+async def page(browser: Browser) -> Page:
+    return await new_page(browser)
+
+
+@pytest.fixture
+async def provider() -> AsyncIterator[str]:
+    """A third party's consent page (OAuth-like), served; its base URL."""
+    async with serve_app(fake_provider()) as url:
+        yield url
 
 
 def posts_of(page: Page) -> list[str]:
@@ -154,6 +177,13 @@ def posts_of(page: Page) -> list[str]:
     return posts
 
 
+async def allow(page: Page, link: str) -> None:
+    """Follow `link` to the provider, press Allow, and land back on elicitkit's callback page."""
+    await page.goto(link)
+    await page.get_by_role("link", name="Allow").click()
+    await expect(page.locator("h1")).to_have_text("All set")
+
+
 async def fill_valid(page: Page) -> None:
     await page.get_by_label("Service").fill("checkout")
     await page.get_by_label("Replicas").fill("8")
@@ -165,11 +195,8 @@ async def fill_valid(page: Page) -> None:
 
 
 async def test_a_person_fills_the_secure_form_in_chromium_and_the_tool_gets_typed_data(
-    mode: str, browser: Browser
+    mode: str, desk: Desk, page: Page
 ) -> None:
-    desk = Desk()
-    page = await new_page(browser)
-
     async def person(link: str) -> None:
         await page.goto(link)
         await expect(page.locator("h1")).to_have_text(MESSAGE)
@@ -181,10 +208,7 @@ async def test_a_person_fills_the_secure_form_in_chromium_and_the_tool_gets_type
         await page.get_by_role("button", name="Submit").click()
         await expect(page.locator("h1")).to_have_text("Thank you")
 
-    async with serve_http(desk.server) as mcp_url:
-        desk.hitl.public_url = mcp_url.removesuffix("/mcp")
-        result = await desk.call(mcp_url, mode, "deploy", {}, person)
-
+    result = await desk.call(mode, "deploy", {}, person)
     assert not result.is_error, result
     assert desk.received == [EXPECTED]
     assert desk.received[0].api_key.get_secret_value() == SECRET
@@ -194,11 +218,8 @@ async def test_a_person_fills_the_secure_form_in_chromium_and_the_tool_gets_type
 
 
 async def test_the_browser_refuses_to_submit_a_form_that_breaks_a_constraint_and_the_question_stays_open(
-    mode: str, browser: Browser
+    mode: str, desk: Desk, page: Page
 ) -> None:
-    desk = Desk()
-    page = await new_page(browser)
-
     async def person(link: str) -> None:
         posts = posts_of(page)
         await page.goto(link)
@@ -224,27 +245,18 @@ async def test_the_browser_refuses_to_submit_a_form_that_breaks_a_constraint_and
         await expect(page.locator("h1")).to_have_text("Thank you")
         assert posts == [link]  # the refused clicks never reached the server
 
-    async with serve_http(desk.server) as mcp_url:
-        desk.hitl.public_url = mcp_url.removesuffix("/mcp")
-        result = await desk.call(mcp_url, mode, "deploy", {}, person)
-
+    result = await desk.call(mode, "deploy", {}, person)
     assert not result.is_error, result
     assert desk.received == [EXPECTED]
 
 
-async def test_the_decline_button_declines_without_filling_anything(mode: str, browser: Browser) -> None:
-    desk = Desk()
-    page = await new_page(browser)
-
+async def test_the_decline_button_declines_without_filling_anything(mode: str, desk: Desk, page: Page) -> None:
     async def person(link: str) -> None:
         await page.goto(link)
         await page.get_by_role("button", name="Decline").click()
         await expect(page.locator("h1")).to_have_text("Done")
 
-    async with serve_http(desk.server) as mcp_url:
-        desk.hitl.public_url = mcp_url.removesuffix("/mcp")
-        result = await desk.call(mcp_url, mode, "deploy", {}, person)
-
+    result = await desk.call(mode, "deploy", {}, person)
     assert not result.is_error, result
     assert result.structured_content == {"action": "decline"}
     assert desk.received == []
@@ -261,29 +273,17 @@ def fake_provider() -> Starlette:
 
 
 async def test_a_third_party_flow_in_chromium_comes_back_through_the_callback_with_the_code(
-    mode: str, browser: Browser
+    mode: str, desk: Desk, page: Page, provider: str
 ) -> None:
-    desk = Desk()
-    page = await new_page(browser)
-
-    async def person(link: str) -> None:
-        await page.goto(link)
-        await page.get_by_role("link", name="Allow").click()
-        await expect(page.locator("h1")).to_have_text("All set")
-
-    async with serve_http(desk.server) as mcp_url, serve_app(fake_provider()) as provider:
-        desk.hitl.public_url = mcp_url.removesuffix("/mcp")
-        result = await desk.call(mcp_url, mode, "connect", {"provider": provider}, person)
-
+    result = await desk.call(mode, "connect", {"provider": provider}, lambda link: allow(page, link))
     assert not result.is_error, result
     assert result.structured_content == {"code": CODE}
 
 
-async def test_screenshots_of_every_page(browser: Browser, tmp_path: Path) -> None:
+async def test_screenshots_of_every_page(browser: Browser, desk: Desk, provider: str, tmp_path: Path) -> None:
     """Screenshots every page; with ELICITKIT_SCREENSHOTS=1 they replace docs/img/*.png (shown in the README)."""
     IMG = DOCS_IMG if os.environ.get("ELICITKIT_SCREENSHOTS") == "1" else tmp_path
     IMG.mkdir(parents=True, exist_ok=True)
-    desk = Desk()
     page = await new_page(browser, height=240)  # a full-page shot is never shorter than the viewport
     shots: list[str] = []
 
@@ -319,16 +319,11 @@ async def test_screenshots_of_every_page(browser: Browser, tmp_path: Path) -> No
         await shoot("invalid-link.png")
 
     async def consenting(link: str) -> None:
-        await page.goto(link)
-        await page.get_by_role("link", name="Allow").click()
-        await expect(page.locator("h1")).to_have_text("All set")
+        await allow(page, link)
         await shoot("callback-done.png")
 
-    async with serve_http(desk.server) as mcp_url, serve_app(fake_provider()) as provider:
-        desk.hitl.public_url = mcp_url.removesuffix("/mcp")
-        form = await desk.call(mcp_url, "legacy", "deploy", {}, person)
-        flow = await desk.call(mcp_url, "legacy", "connect", {"provider": provider}, consenting)
-
+    form = await desk.call("legacy", "deploy", {}, person)
+    flow = await desk.call("legacy", "connect", {"provider": provider}, consenting)
     assert desk.received == [EXPECTED]
     assert flow.structured_content == {"code": CODE}
     assert not form.is_error

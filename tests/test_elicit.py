@@ -1,4 +1,7 @@
-"""`hitl.elicit` and the helpers, on both protocol eras, through the SDK's in-memory client."""
+"""`hitl.elicit` and the helpers, on both protocol eras, through the SDK's in-memory client.
+
+A test that takes `transport` runs over real streamable HTTP as well.
+"""
 
 from __future__ import annotations
 
@@ -10,12 +13,13 @@ import anyio
 import pytest
 from mcp import Client
 from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import CallToolResult, ElicitRequestFormParams, ElicitRequestParams, TextContent
+from mcp_types import CallToolResult, ElicitRequestFormParams, ElicitRequestParams
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
-from elicitkit import Accepted, Cancelled, Declined, Elicitation, Titles
+from elicitkit import Accepted, Cancelled, Declined, Titles
 from elicitkit.testing import ScriptedHuman, accept, cancel, decline
+from tests.scenes import ERAS, Rounds, Transport, assert_idle, by_hand, connect, new_server, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -30,24 +34,15 @@ class Env(enum.StrEnum):
     PROD = "prod"
 
 
-def text(result: CallToolResult) -> str:
-    return " ".join(c.text for c in result.content if isinstance(c, TextContent))
-
-
-def make_server(**options: Any) -> tuple[MCPServer, Elicitation]:
-    server = MCPServer("test-server")
-    return server, Elicitation(server, **options)
-
-
 async def call(server: MCPServer, mode: str, human: Any, tool: str, args: dict[str, Any] | None = None) -> str:
     async with Client(server, mode=mode, elicitation_callback=human, input_required_max_rounds=50) as client:
         result = await client.call_tool(tool, args or {})
-    assert not result.is_error, text(result)
-    return text(result)
+    assert not result.is_error, text_of(result)
+    return text_of(result)
 
 
 async def test_an_accepted_answer_arrives_as_an_instance_of_the_model(mode: str) -> None:
-    server, hitl = make_server()
+    server, hitl = new_server()
 
     @server.tool()
     async def deploy(version: str, ctx: Context) -> str:
@@ -68,7 +63,7 @@ async def test_an_accepted_answer_arrives_as_an_instance_of_the_model(mode: str)
 
 
 async def test_results_work_in_match_statements(mode: str) -> None:
-    server, hitl = make_server()
+    server, hitl = new_server()
 
     @server.tool()
     async def deploy(ctx: Context) -> str:
@@ -97,7 +92,7 @@ async def test_dataclass_typeddict_and_raw_schemas_are_answered_in_their_own_sha
         text: str
 
     raw = {"type": "object", "properties": {"n": {"type": "integer", "default": 3}, "tag": {"type": "string"}}}
-    server, hitl = make_server()
+    server, hitl = new_server()
 
     @server.tool()
     async def shapes(ctx: Context) -> str:
@@ -115,40 +110,54 @@ async def test_dataclass_typeddict_and_raw_schemas_are_answered_in_their_own_sha
     assert await call(server, mode, human, "shapes") == "ok"
 
 
+class Enlistment(BaseModel):
+    callsign: str = Field(min_length=2, max_length=6)
+    age: int = Field(ge=18, le=99)
+    approved: bool
+
+
 async def test_an_answer_that_keeps_breaking_the_schema_fails_the_call_naming_every_offending_field(
-    mode: str,
+    mode: str, transport: Transport
 ) -> None:
-    server, hitl = make_server()
-    calls = []
+    server, hitl = new_server(timeout=10)
+    body: list[object] = []
 
     @server.tool()
-    async def deploy(ctx: Context) -> str:
-        calls.append(1)
-        await hitl.elicit(ctx, "Deploy?", Approval)
-        return "unreachable"
+    async def enlist(ctx: Context) -> str:
+        body.append("asked")
+        body.append(await hitl.elicit(ctx, "Who are you?", Enlistment))
+        return "enlisted"
 
-    human = ScriptedHuman(accept({"approved": "yes", "colour": "red"}), repeat_last=True)
-    async with Client(server, mode=mode, elicitation_callback=human) as client:
-        result = await client.call_tool("deploy", {})
+    # Text too long, a number too small, a wrong type and an unknown field, in one answer.
+    bad = {"callsign": "zebra-secret-value", "age": 7, "approved": "yes", "colour": "red"}
+    human = ScriptedHuman(accept(bad), repeat_last=True)
+    async with connect(server, transport, mode, elicitation_callback=human) as client:
+        assert client.protocol_version == ERAS[mode]
+        result = await client.call_tool("enlist", {})
+        assert_idle(hitl)
     assert result.is_error
-    message = text(result)
+    message = text_of(result)
+    assert "callsign" in message
+    assert "age" in message
     assert "approved: must be true or false" in message
     assert "colour: unknown field" in message
+    assert "zebra-secret-value" not in message
     assert "red" not in message
-    assert calls == [1]
+    assert body == ["asked"]  # the body ran once and never got past the question
     # The person had three tries, each after the first saying what was wrong (never quoting the answer).
     assert len(human.transcript) == 3
-    assert human.transcript[0].message == "Deploy?"
+    assert human.transcript[0].message == "Who are you?"
     for later in human.transcript[1:]:
-        assert later.message.startswith("Deploy?\n\n(The last answer was refused: ")
+        assert later.message.startswith("Who are you?\n\n(The last answer was refused: ")
         assert "approved: must be true or false" in later.message
+        assert "zebra-secret-value" not in later.message
         assert "red" not in later.message
 
 
 async def test_a_tool_can_catch_invalid_content_and_ask_again(mode: str) -> None:
     from elicitkit import InvalidElicitationContent
 
-    server, hitl = make_server()
+    server, hitl = new_server()
 
     @server.tool()
     async def deploy(ctx: Context) -> str:
@@ -171,7 +180,7 @@ async def test_a_tool_can_catch_invalid_content_and_ask_again(mode: str) -> None
 
 
 async def test_questions_in_a_loop_each_get_their_answer_and_the_body_runs_once(mode: str) -> None:
-    server, hitl = make_server()
+    server, hitl = new_server()
     bodies = []
 
     @server.tool()
@@ -195,7 +204,7 @@ async def test_questions_in_a_loop_each_get_their_answer_and_the_body_runs_once(
 
 
 async def test_concurrent_questions_in_one_tool_are_all_answered(mode: str) -> None:
-    server, hitl = make_server()
+    server, hitl = new_server()
 
     @server.tool()
     async def both(ctx: Context) -> str:
@@ -219,7 +228,7 @@ async def test_concurrent_questions_in_one_tool_are_all_answered(mode: str) -> N
 
 
 async def test_concurrent_questions_are_batched_into_one_input_required_result() -> None:
-    server, hitl = make_server()
+    server, hitl = new_server()
 
     @server.tool()
     async def both(ctx: Context) -> str:
@@ -228,20 +237,17 @@ async def test_concurrent_questions_are_batched_into_one_input_required_result()
             tg.start_soon(hitl.confirm, ctx, "Second?")
         return "done"
 
-    async with Client(server, mode="auto", elicitation_callback=ScriptedHuman()) as client:
-        first = await client.session.call_tool("both", {}, allow_input_required=True)
+    async with by_hand(server) as client:
+        first = await Rounds("both").start(client)
         assert first.result_type == "input_required"
         assert sorted(r.params.message for r in first.input_requests.values()) == ["First?", "Second?"]
-        answers = {key: accept({"value": True}) for key in first.input_requests}
-        final = await client.session.call_tool(
-            "both", {}, input_responses=answers, request_state=first.request_state, allow_input_required=True
-        )
+        final = await Rounds("both").answer(client, first, True)
     assert isinstance(final, CallToolResult)
-    assert text(final) == "done"
+    assert text_of(final) == "done"
 
 
 async def test_parallel_tool_calls_never_cross_answers(mode: str) -> None:
-    server, hitl = make_server()
+    server, hitl = new_server()
 
     @server.tool()
     async def echo(n: int, ctx: Context) -> str:
@@ -257,7 +263,7 @@ async def test_parallel_tool_calls_never_cross_answers(mode: str) -> None:
     async with Client(server, mode=mode, elicitation_callback=human) as client:
 
         async def one(n: int) -> None:
-            results[n] = text(await client.call_tool("echo", {"n": n}))
+            results[n] = text_of(await client.call_tool("echo", {"n": n}))
 
         async with anyio.create_task_group() as tg:
             for n in range(8):
@@ -268,7 +274,7 @@ async def test_parallel_tool_calls_never_cross_answers(mode: str) -> None:
 
 
 async def test_confirm_text_and_choices_helpers_return_bare_values(mode: str) -> None:
-    server, hitl = make_server()
+    server, hitl = new_server()
     seen: list[Any] = []
 
     @server.tool()
@@ -316,7 +322,7 @@ async def test_an_enum_and_titled_choices_model_round_trips(mode: str) -> None:
         region: Annotated[Literal["eu", "us"], Titles(eu="Europe", us="America")]
         checks: Annotated[set[Env], Field(min_length=1)]
 
-    server, hitl = make_server()
+    server, hitl = new_server()
 
     @server.tool()
     async def rollout(ctx: Context) -> str:
@@ -338,7 +344,7 @@ async def test_a_schema_the_spec_cannot_express_fails_the_call_and_names_the_fie
     class Nested(BaseModel):
         approval: Approval
 
-    server, hitl = make_server()
+    server, hitl = new_server()
 
     @server.tool()
     async def bad(ctx: Context) -> str:
@@ -350,7 +356,7 @@ async def test_a_schema_the_spec_cannot_express_fails_the_call_and_names_the_fie
         result = await client.call_tool("bad", {})
     assert result.is_error
     # A bug in the server is not the model's to fix: the result says only that the tool failed...
-    assert "Nested" not in text(result)
+    assert "Nested" not in text_of(result)
     # ...and the server's log says which field and why.
     logged = "\n".join(str(r.exc_info[1].__cause__) for r in caplog.records if r.exc_info and r.exc_info[1])
     assert "Nested.approval" in logged
@@ -359,7 +365,7 @@ async def test_a_schema_the_spec_cannot_express_fails_the_call_and_names_the_fie
 
 
 async def test_the_client_sees_a_form_mode_request_with_the_message(mode: str) -> None:
-    server, hitl = make_server()
+    server, hitl = new_server()
     seen: list[ElicitRequestParams] = []
 
     @server.tool()

@@ -14,12 +14,13 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import CallToolResult, ElicitRequestParams, ElicitResult, Implementation, TextContent
+from mcp_types import ElicitRequestParams, ElicitResult, Implementation
 from pydantic import BaseModel, Field
 
-from elicitkit import Accepted, ClientOverride, Elicitation, ElicitationTimeout, Titles
+from elicitkit import Accepted, ClientOverride, Elicitation, Titles
 from elicitkit.testing import ScriptedHuman, accept, call_through_model, decline, serve_http
 from tests.examples import load_example
+from tests.scenes import ERAS, new_server, pending_id, reached, send_answer, text_of, watched_server
 
 pytestmark = pytest.mark.anyio
 
@@ -33,14 +34,9 @@ class Report(BaseModel):
     summary: str
 
 
-def text(result: CallToolResult) -> str:
-    return " ".join(c.text for c in result.content if isinstance(c, TextContent))
-
-
 def deploy_server(**options: Any) -> tuple[MCPServer, Elicitation, list[str]]:
     """A three-question tool: a model, a titled choice and a multi-select."""
-    server = MCPServer("fallback-server")
-    hitl = Elicitation(server, **options)
+    server, hitl = new_server("fallback-server", **options)
     bodies: list[str] = []
 
     @server.tool()
@@ -70,7 +66,7 @@ async def test_a_client_without_forms_completes_a_three_question_tool_through_th
     async with Client(server, mode=mode) as client:
         result = await call_through_model(client, "deploy", {"version": "2.1"}, human)
     assert not result.is_error
-    assert text(result) == "2.1 to eu after lint+canary (ok)"
+    assert text_of(result) == "2.1 to eu after lint+canary (ok)"
     assert [e.message for e in human.transcript] == ["Deploy 2.1?", "Where to?", "Which checks?"]
     assert bodies == ["2.1"]
     assert hitl.active_runs == 0
@@ -79,9 +75,9 @@ async def test_a_client_without_forms_completes_a_three_question_tool_through_th
 async def test_over_http_the_model_completes_the_tool_on_both_eras(mode: str) -> None:
     server, hitl, bodies = deploy_server()
     async with serve_http(server) as url, Client(url, mode=mode) as client:
-        assert client.protocol_version == ("2025-11-25" if mode == "legacy" else "2026-07-28")
+        assert client.protocol_version == ERAS[mode]
         result = await call_through_model(client, "deploy", {"version": "3.0"}, three_answers())
-    assert text(result) == "3.0 to eu after lint+canary (ok)"
+    assert text_of(result) == "3.0 to eu after lint+canary (ok)"
     assert bodies == ["3.0"]
     assert hitl.active_runs == 0
 
@@ -98,7 +94,7 @@ async def test_the_pending_result_tells_the_model_what_to_ask_and_how_to_answer(
     assert pending["schema"]["required"] == ["approved"]
     assert isinstance(pending["expiresAt"], int)
     assert result.structured_content == {"elicitationPending": pending}
-    body = text(result)
+    body = text_of(result)
     assert "Question for the user: Deploy 2.1?" in body
     assert "- approved (true or false; required): Ship it?" in body
     assert "- note (text; at most 20 characters; optional)" in body
@@ -107,8 +103,7 @@ async def test_the_pending_result_tells_the_model_what_to_ask_and_how_to_answer(
 
 
 async def test_choices_and_defaults_are_spelled_out_for_the_model() -> None:
-    server = MCPServer("t")
-    hitl = Elicitation(server)
+    server, hitl = new_server()
 
     class Rollout(BaseModel):
         region: Annotated[Literal["eu", "us"], Titles(eu="Europe")] = "eu"
@@ -121,7 +116,7 @@ async def test_choices_and_defaults_are_spelled_out_for_the_model() -> None:
         return "done"
 
     async with Client(server, mode="legacy") as client:
-        body = text(await client.call_tool("rollout", {}))
+        body = text_of(await client.call_tool("rollout", {}))
     assert '- region (one of: "eu" (Europe), "us"; optional; default "eu")' in body
     assert '- checks (a list of one or more of: "lint", "tests"; at least 1; required)' in body
     assert "- replicas (a whole number; minimum 1; maximum 9; optional; default 2)" in body
@@ -130,37 +125,30 @@ async def test_choices_and_defaults_are_spelled_out_for_the_model() -> None:
 async def test_invalid_content_is_refused_naming_the_field_and_the_question_stays_open(mode: str) -> None:
     server, _, bodies = deploy_server()
     async with Client(server, mode=mode) as client:
-        first = await client.call_tool("deploy", {"version": "2.1"})
-        elicit_id = first.meta["elicitationPending"]["elicitId"]  # type: ignore[index]
-        bad = await client.call_tool(
-            "sendElicitationResult",
-            {"elicitId": elicit_id, "action": "accept", "content": {"approved": "yes", "note": "x" * 30}},
-        )
+        elicit_id = pending_id(await client.call_tool("deploy", {"version": "2.1"}))
+        bad = await send_answer(client, elicit_id, "accept", {"approved": "yes", "note": "x" * 30})
         assert bad.is_error
-        assert "approved: must be true or false" in text(bad)
-        assert "note: must be at most 20 characters" in text(bad)
-        assert "still open" in text(bad)
-        assert "x" * 30 not in text(bad)
-        retried = await client.call_tool(
-            "sendElicitationResult", {"elicitId": elicit_id, "action": "accept", "content": {"approved": False}}
-        )
-    assert text(retried) == "2.1 not deployed"
+        assert "approved: must be true or false" in text_of(bad)
+        assert "note: must be at most 20 characters" in text_of(bad)
+        assert "still open" in text_of(bad)
+        assert "x" * 30 not in text_of(bad)
+        retried = await send_answer(client, elicit_id, "accept", {"approved": False})
+    assert text_of(retried) == "2.1 not deployed"
     assert bodies == ["2.1"]
 
 
 async def test_unknown_and_already_answered_elicit_ids_are_refused_and_resume_nothing(mode: str) -> None:
     server, _, bodies = deploy_server()
     async with Client(server, mode=mode) as client:
-        unknown = await client.call_tool("sendElicitationResult", {"elicitId": "nope", "action": "decline"})
+        unknown = await send_answer(client, "nope", "decline")
         assert unknown.is_error
-        assert "no open question has elicitId 'nope'" in text(unknown)
-        first = await client.call_tool("deploy", {"version": "2.1"})
-        elicit_id = first.meta["elicitationPending"]["elicitId"]  # type: ignore[index]
-        done = await client.call_tool("sendElicitationResult", {"elicitId": elicit_id, "action": "decline"})
-        assert text(done) == "2.1 not deployed"
-        again = await client.call_tool("sendElicitationResult", {"elicitId": elicit_id, "action": "decline"})
+        assert "no open question has elicitId 'nope'" in text_of(unknown)
+        elicit_id = pending_id(await client.call_tool("deploy", {"version": "2.1"}))
+        done = await send_answer(client, elicit_id, "decline")
+        assert text_of(done) == "2.1 not deployed"
+        again = await send_answer(client, elicit_id, "decline")
     assert again.is_error
-    assert "no open question" in text(again)
+    assert "no open question" in text_of(again)
     assert bodies == ["2.1"]
 
 
@@ -170,21 +158,20 @@ async def test_malformed_system_tool_arguments_get_a_clear_error() -> None:
         missing = await client.call_tool("sendElicitationResult", {"action": "accept"})
         wrong = await client.call_tool("sendElicitationResult", {"elicitId": "x", "action": "maybe"})
         no_content = await client.call_tool("sendElicitationResult", {"elicitId": "x", "action": "accept"})
-    assert "elicitId must be the id given in the question" in text(missing)
-    assert 'action must be "accept", "decline" or "cancel"' in text(wrong)
-    assert 'action "accept" needs content' in text(no_content)
+    assert "elicitId must be the id given in the question" in text_of(missing)
+    assert 'action must be "accept", "decline" or "cancel"' in text_of(wrong)
+    assert 'action "accept" needs content' in text_of(no_content)
 
 
 async def test_another_session_cannot_answer_a_question() -> None:
     server, _, _ = deploy_server()
     async with Client(server, mode="legacy") as owner, Client(server, mode="legacy") as intruder:
-        first = await owner.call_tool("deploy", {"version": "2.1"})
-        elicit_id = first.meta["elicitationPending"]["elicitId"]  # type: ignore[index]
-        stolen = await intruder.call_tool("sendElicitationResult", {"elicitId": elicit_id, "action": "decline"})
+        elicit_id = pending_id(await owner.call_tool("deploy", {"version": "2.1"}))
+        stolen = await send_answer(intruder, elicit_id, "decline")
         assert stolen.is_error
-        assert "no open question" in text(stolen)
-        mine = await owner.call_tool("sendElicitationResult", {"elicitId": elicit_id, "action": "decline"})
-    assert text(mine) == "2.1 not deployed"
+        assert "no open question" in text_of(stolen)
+        mine = await send_answer(owner, elicit_id, "decline")
+    assert text_of(mine) == "2.1 not deployed"
 
 
 class Tokens:
@@ -224,19 +211,17 @@ async def test_another_principal_cannot_answer_a_question_on_2026() -> None:
             yield client
 
     async with serve_http(server) as url, as_user(url, "tok-alice") as alice, as_user(url, "tok-bob") as bob:
-        first = await alice.call_tool("deploy", {})
-        elicit_id = first.meta["elicitationPending"]["elicitId"]  # type: ignore[index]
-        stolen = await bob.call_tool("sendElicitationResult", {"elicitId": elicit_id, "action": "decline"})
+        elicit_id = pending_id(await alice.call_tool("deploy", {}))
+        stolen = await send_answer(bob, elicit_id, "decline")
         assert stolen.is_error
-        assert "no open question" in text(stolen)
-        mine = await alice.call_tool("sendElicitationResult", {"elicitId": elicit_id, "action": "decline"})
-    assert text(mine) == "decline"
+        assert "no open question" in text_of(stolen)
+        mine = await send_answer(alice, elicit_id, "decline")
+    assert text_of(mine) == "decline"
     assert hitl.active_runs == 0
 
 
 async def test_parallel_runs_through_the_model_never_cross(mode: str) -> None:
-    server = MCPServer("t")
-    hitl = Elicitation(server)
+    server, hitl = new_server()
 
     @server.tool()
     async def echo(n: int, ctx: Context) -> str:
@@ -255,7 +240,7 @@ async def test_parallel_runs_through_the_model_never_cross(mode: str) -> None:
     async with Client(server, mode=mode) as client:
 
         async def one(n: int) -> None:
-            results[n] = text(await call_through_model(client, "echo", {"n": n}, human))
+            results[n] = text_of(await call_through_model(client, "echo", {"n": n}, human))
 
         async with anyio.create_task_group() as tg:
             for n in range(6):
@@ -265,29 +250,13 @@ async def test_parallel_runs_through_the_model_never_cross(mode: str) -> None:
 
 
 async def test_an_expired_question_is_refused(mode: str) -> None:
-    server = MCPServer("t")
-    hitl = Elicitation(server, timeout=0.1)
-    timed_out = anyio.Event()
-
-    @server.tool()
-    async def ask(ctx: Context) -> str:
-        try:
-            await hitl.confirm(ctx, "Quick?")
-        except ElicitationTimeout:
-            timed_out.set()
-            return "timed out"
-        return "answered"
-
-    async with Client(server, mode=mode) as client:
-        first = await client.call_tool("ask", {})
-        elicit_id = first.meta["elicitationPending"]["elicitId"]  # type: ignore[index]
-        with anyio.fail_after(5):
-            await timed_out.wait()
-        late = await client.call_tool(
-            "sendElicitationResult", {"elicitId": elicit_id, "action": "accept", "content": {"value": True}}
-        )
+    scene = watched_server(lambda hitl, ctx: hitl.confirm(ctx, "Quick?"), timeout=0.1)
+    async with Client(scene.server, mode=mode) as client:
+        elicit_id = pending_id(await client.call_tool("ask", {}))
+        await reached(scene.timed_out)
+        late = await send_answer(client, elicit_id, "accept", {"value": True})
     assert late.is_error
-    assert "no open question" in text(late)
+    assert "no open question" in text_of(late)
 
 
 async def test_the_system_tool_is_listed_only_for_clients_that_need_it(mode: str) -> None:
@@ -306,7 +275,7 @@ async def test_the_system_tool_can_be_renamed(mode: str) -> None:
         names = {t.name for t in (await client.list_tools()).tools}
         result = await call_through_model(client, "deploy", {"version": "1"}, ScriptedHuman(decline()))
     assert names == {"deploy", "answer_user_question"}
-    assert text(result) == "1 not deployed"
+    assert text_of(result) == "1 not deployed"
 
 
 async def test_a_client_override_routes_a_host_that_declares_forms_but_never_shows_them(mode: str) -> None:
@@ -317,13 +286,12 @@ async def test_a_client_override_routes_a_host_that_declares_forms_but_never_sho
         names = {t.name for t in (await client.list_tools()).tools}
         result = await call_through_model(client, "deploy", {"version": "1"}, ScriptedHuman(decline()))
     assert "sendElicitationResult" in names
-    assert text(result) == "1 not deployed"
+    assert text_of(result) == "1 not deployed"
     assert never_shows.transcript == []
 
 
 async def test_a_typed_tool_result_passes_the_clients_output_schema_check(mode: str) -> None:
-    server = MCPServer("t")
-    hitl = Elicitation(server)
+    server, hitl = new_server()
 
     @server.tool()
     async def report(ctx: Context) -> Report:
@@ -347,7 +315,7 @@ async def test_the_error_policy_and_a_custom_handler_replace_the_model_route(mod
     async with Client(server, mode=mode) as client:
         names = {t.name for t in (await client.list_tools()).tools}
         result = await client.call_tool("deploy", {"version": "9"})
-    assert text(result) == "9 not deployed"
+    assert text_of(result) == "9 not deployed"
     assert asked == ["Deploy 9?"]
     assert names == {"deploy"}
 
@@ -369,7 +337,7 @@ async def test_keepalive_progress_flows_while_a_person_thinks() -> None:
 
     async with Client(server, mode="legacy", elicitation_callback=slow_human) as client:
         result = await client.call_tool("deploy", {"version": "1"}, progress_callback=on_progress)
-    assert text(result) == "1 not deployed"
+    assert text_of(result) == "1 not deployed"
     assert [p for p, _ in beats[:3]] == [1, 2, 3]
     assert {m for _, m in beats} == {"Waiting for a person to answer"}
 
@@ -385,5 +353,5 @@ async def test_a_client_without_forms_completes_every_example_tool(mode: str) ->
     async with Client(example.server, mode=mode) as client:
         deployed = await call_through_model(client, "deploy", {"version": "4.0"}, human)
         scheduled = await call_through_model(client, "schedule", {"version": "4.1"}, human)
-    assert text(deployed) == "Deployed 4.0 to Production (US) after lint, canary."
-    assert text(scheduled) == "4.1 scheduled weekend, #releases told."
+    assert text_of(deployed) == "Deployed 4.0 to Production (US) after lint, canary."
+    assert text_of(scheduled) == "4.1 scheduled weekend, #releases told."

@@ -3,29 +3,21 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import anyio
 import pytest
-from mcp import Client, MCPError
+from mcp import Client
 from mcp.client.session import ClientRequestContext, ElicitationFnT
-from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import (
-    CallToolResult,
-    ElicitRequestParams,
-    ElicitResult,
-    ErrorData,
-    InputRequiredResult,
-    TextContent,
-)
+from mcp.server.mcpserver import Context
+from mcp_types import CallToolResult, ElicitRequestParams, ElicitResult, ErrorData, TextContent
 from pydantic import BaseModel, Field
 
-from elicitkit import Accepted, Cancelled, Declined, Elicitation
-from elicitkit.testing import ScriptedHuman, accept, cancel, decline, serve_http
+from elicitkit import Accepted, Cancelled, Declined
+from elicitkit.testing import ScriptedHuman, accept, call_through_model, cancel, decline, serve_app, serve_http
+from tests.scenes import ERAS, assert_idle, mounted, new_server, text_of
 
 pytestmark = pytest.mark.anyio
 
-ERAS = {"legacy": "2025-11-25", "auto": "2026-07-28"}
 ENVIRONMENTS = {"staging": "Staging", "prod-eu": "Production (EU)"}
 CHECKS = ["lint", "unit tests", "canary"]
 
@@ -33,15 +25,6 @@ CHECKS = ["lint", "unit tests", "canary"]
 class Crew(BaseModel):
     callsign: str = Field(min_length=2, max_length=6)
     age: int = Field(ge=18, le=99)
-
-
-def text_of(result: CallToolResult) -> str:
-    return " ".join(c.text for c in result.content if isinstance(c, TextContent))
-
-
-def assert_idle(hitl: Elicitation) -> None:
-    assert hitl.active_runs == 0
-    assert hitl.pending_questions == 0
 
 
 def all_open(count: int, human: ScriptedHuman) -> ElicitationFnT:
@@ -59,13 +42,8 @@ def all_open(count: int, human: ScriptedHuman) -> ElicitationFnT:
     return callback
 
 
-def make_server() -> tuple[MCPServer, Elicitation]:
-    server = MCPServer("http-test")
-    return server, Elicitation(server, timeout=10)
-
-
 async def test_a_three_question_tool_gets_typed_answers_and_runs_its_body_once(mode: str) -> None:
-    server, hitl = make_server()
+    server, hitl = new_server("http-test", timeout=10)
     bodies: list[str] = []
 
     @server.tool()
@@ -104,7 +82,7 @@ async def test_a_three_question_tool_gets_typed_answers_and_runs_its_body_once(m
 
 @pytest.mark.parametrize(("reply", "outcome"), [(decline(), "Declined"), (cancel(), "Cancelled")])
 async def test_decline_and_cancel_come_back_as_outcomes(mode: str, reply: ElicitResult, outcome: str) -> None:
-    server, hitl = make_server()
+    server, hitl = new_server("http-test", timeout=10)
 
     @server.tool()
     async def release(ctx: Context) -> str:
@@ -124,35 +102,8 @@ async def test_decline_and_cancel_come_back_as_outcomes(mode: str, reply: Elicit
         assert_idle(hitl)
 
 
-async def test_an_answer_that_keeps_breaking_the_schema_ends_the_call_as_an_error_naming_each_bad_field(
-    mode: str,
-) -> None:
-    server, hitl = make_server()
-    after_answer: list[object] = []
-
-    @server.tool()
-    async def enlist(ctx: Context) -> str:
-        answer = await hitl.elicit(ctx, "Who are you?", Crew)
-        after_answer.append(answer)
-        return "enlisted"
-
-    human = ScriptedHuman(accept({"callsign": "zebra-secret-value", "age": 7}), repeat_last=True)
-    async with serve_http(server) as url, Client(url, mode=mode, elicitation_callback=human) as client:
-        assert client.protocol_version == ERAS[mode]
-        result = await client.call_tool("enlist", {})
-        assert result.is_error
-        text = text_of(result)
-        assert "callsign" in text
-        assert "age" in text
-        assert "zebra-secret-value" not in text
-        assert after_answer == []
-        assert_idle(hitl)
-    assert len(human.transcript) == 3  # asked again twice, saying why, before giving up
-    assert all("zebra-secret-value" not in exchange.message for exchange in human.transcript)
-
-
 async def test_questions_asked_concurrently_inside_one_tool_are_open_at_once_and_both_answered(mode: str) -> None:
-    server, hitl = make_server()
+    server, hitl = new_server("http-test", timeout=10)
     bodies: list[None] = []
 
     @server.tool()
@@ -186,7 +137,7 @@ async def test_questions_asked_concurrently_inside_one_tool_are_open_at_once_and
 
 
 async def test_parallel_tool_calls_from_one_client_each_get_their_own_answers(mode: str) -> None:
-    server, hitl = make_server()
+    server, hitl = new_server("http-test", timeout=10)
     bodies: list[int] = []
 
     @server.tool()
@@ -221,156 +172,15 @@ async def test_parallel_tool_calls_from_one_client_each_get_their_own_answers(mo
         assert_idle(hitl)
 
 
-# --- 2026-07-28, the retry loop driven by hand ---------------------------------------------------
-
-
-def make_two_step_server() -> tuple[MCPServer, Elicitation, dict[str, int]]:
-    """A tool that asks twice; `counts` records how often each stretch of its body ran."""
-    server, hitl = make_server()
-    counts = {"started": 0, "after_first": 0, "finished": 0}
-
-    @server.tool()
-    async def ship(version: str, ctx: Context) -> str:
-        counts["started"] += 1
-        first = await hitl.confirm(ctx, f"Ship {version}?")
-        counts["after_first"] += 1
-        second = await hitl.text(ctx, "Release note?")
-        counts["finished"] += 1
-        assert isinstance(first, Accepted)
-        assert isinstance(second, Accepted)
-        return f"{version} shipped={first.data} note={second.data}"
-
-    return server, hitl, counts
-
-
-def only_request(result: Any) -> tuple[str, str]:
-    """The single input request's key and message from an `InputRequiredResult`."""
-    assert isinstance(result, InputRequiredResult)
-    assert result.request_state is not None
-    [(key, request)] = result.input_requests.items()
-    return key, request.params.message
-
-
-async def test_a_used_request_state_is_refused_and_the_body_never_resumes_twice() -> None:
-    server, hitl, counts = make_two_step_server()
-    human = ScriptedHuman()
-    async with serve_http(server) as url, Client(url, mode="auto", elicitation_callback=human) as client:
-        assert client.protocol_version == "2026-07-28"
-        session = client.session
-        args = {"version": "3.0"}
-
-        first = await session.call_tool("ship", args, allow_input_required=True)
-        key, message = only_request(first)
-        assert message == "Ship 3.0?"
-        yes = {key: accept({"value": True})}
-
-        second = await session.call_tool(
-            "ship", args, input_responses=yes, request_state=first.request_state, allow_input_required=True
-        )
-        key2, message2 = only_request(second)
-        assert message2 == "Release note?"
-        assert counts == {"started": 1, "after_first": 1, "finished": 0}
-
-        with pytest.raises(MCPError, match="requestState was already used"):
-            await session.call_tool(
-                "ship", args, input_responses=yes, request_state=first.request_state, allow_input_required=True
-            )
-        assert counts == {"started": 1, "after_first": 1, "finished": 0}
-        assert hitl.pending_questions == 1
-
-        done = await session.call_tool(
-            "ship",
-            args,
-            input_responses={key2: accept({"value": "all good"})},
-            request_state=second.request_state,
-            allow_input_required=True,
-        )
-        assert isinstance(done, CallToolResult)
-        assert not done.is_error, text_of(done)
-        assert text_of(done) == "3.0 shipped=True note=all good"
-        assert counts == {"started": 1, "after_first": 1, "finished": 1}
-        assert_idle(hitl)
-
-        with pytest.raises(MCPError):
-            await session.call_tool(
-                "ship",
-                args,
-                input_responses={key2: accept({"value": "again"})},
-                request_state=second.request_state,
-                allow_input_required=True,
-            )
-        assert counts == {"started": 1, "after_first": 1, "finished": 1}
-        assert human.transcript == []
-        assert_idle(hitl)
-
-
-async def test_a_tampered_request_state_is_refused_and_resumes_nothing() -> None:
-    server, hitl, counts = make_two_step_server()
-    async with serve_http(server) as url, Client(url, mode="auto", elicitation_callback=ScriptedHuman()) as client:
-        assert client.protocol_version == "2026-07-28"
-        session = client.session
-        args = {"version": "3.1"}
-
-        first = await session.call_tool("ship", args, allow_input_required=True)
-        key, _ = only_request(first)
-        state = first.request_state
-        middle = len(state) // 2
-        tampered = state[:middle] + ("A" if state[middle] != "A" else "B") + state[middle + 1 :]
-        assert tampered != state
-        yes = {key: accept({"value": True})}
-
-        with pytest.raises(MCPError):
-            await session.call_tool(
-                "ship", args, input_responses=yes, request_state=tampered, allow_input_required=True
-            )
-        assert counts == {"started": 1, "after_first": 0, "finished": 0}
-        assert hitl.active_runs == 1
-        assert hitl.pending_questions == 1
-
-        # The genuine state still works: the refusal lost nothing.
-        second = await session.call_tool(
-            "ship", args, input_responses=yes, request_state=state, allow_input_required=True
-        )
-        key2, _ = only_request(second)
-        done = await session.call_tool(
-            "ship",
-            args,
-            input_responses={key2: accept({"value": "fine"})},
-            request_state=second.request_state,
-            allow_input_required=True,
-        )
-        assert isinstance(done, CallToolResult)
-        assert text_of(done) == "3.1 shipped=True note=fine"
-        assert counts == {"started": 1, "after_first": 1, "finished": 1}
-        assert_idle(hitl)
-
-
 async def test_a_server_mounted_in_another_asgi_app_works_on_both_eras(mode: str) -> None:
-    from collections.abc import AsyncIterator
-    from contextlib import asynccontextmanager
-
-    from starlette.applications import Starlette
-    from starlette.routing import Mount
-
-    from elicitkit.testing import call_through_model, serve_app
-
-    server = MCPServer("mounted")
-    hitl = Elicitation(server)
+    server, hitl = new_server("mounted")
 
     @server.tool()
     async def greet(ctx: Context) -> str:
         name = await hitl.text(ctx, "Your name?")
         return f"hello {name.data}" if isinstance(name, Accepted) else "hello nobody"
 
-    mcp_app = server.streamable_http_app()
-
-    @asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with server.session_manager.run():
-            yield
-
-    parent = Starlette(routes=[Mount("/api", app=mcp_app)], lifespan=lifespan)
-    async with serve_app(parent) as base:
+    async with serve_app(mounted(server, "/api", server.streamable_http_app())) as base:
         url = f"{base}/api/mcp"
         human = ScriptedHuman(accept({"value": "Ada"}))
         async with Client(url, mode=mode, elicitation_callback=human) as with_forms:

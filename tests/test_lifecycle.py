@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context
 from mcp_types import (
     CallToolResult,
     ClientCapabilities,
@@ -17,26 +17,20 @@ from mcp_types import (
     ElicitResult,
     FormElicitationCapability,
     Implementation,
-    InputRequiredResult,
-    TextContent,
     UrlElicitationCapability,
 )
 
 from elicitkit import (
     Accepted,
     ClientOverride,
-    Elicitation,
     ElicitationNotSupported,
     ElicitationTimeout,
 )
 from elicitkit._clients import declared_modes
-from elicitkit.testing import ScriptedHuman, accept
+from elicitkit.testing import ScriptedHuman
+from tests.scenes import Rounds, by_hand, new_server, settled, text_of, watched_server
 
 pytestmark = pytest.mark.anyio
-
-
-def text(result: CallToolResult) -> str:
-    return " ".join(c.text for c in result.content if isinstance(c, TextContent))
 
 
 class SlowHuman:
@@ -52,41 +46,27 @@ class SlowHuman:
 
 
 async def test_no_answer_in_time_raises_elicitation_timeout_in_the_tool(mode: str) -> None:
-    server = MCPServer("t")
-    hitl = Elicitation(server)
-
-    @server.tool()
-    async def ask(ctx: Context) -> str:
-        try:
-            await hitl.confirm(ctx, "Quick?", timeout=0.1)
-        except ElicitationTimeout as exc:
-            return f"timed out after {exc.timeout}"
-        return "answered"
-
+    scene = watched_server(lambda hitl, ctx: hitl.confirm(ctx, "Quick?", timeout=0.1))
+    hitl = scene.hitl
     if mode == "legacy":
-        async with Client(server, mode=mode, elicitation_callback=SlowHuman()) as client:
-            assert text(await client.call_tool("ask", {})) == "timed out after 0.1"
+        async with Client(scene.server, mode=mode, elicitation_callback=SlowHuman()) as client:
+            assert text_of(await client.call_tool("ask", {})) == "timed out after 0.1"
     else:
         # On 2026-07-28 the person is between rounds: the late retry gets the final result.
-        async with Client(server, mode=mode, elicitation_callback=ScriptedHuman()) as client:
-            first = await client.session.call_tool("ask", {}, allow_input_required=True)
-            assert isinstance(first, InputRequiredResult)
+        async with by_hand(scene.server) as client:
+            first = await Rounds("ask").start(client)
             with anyio.fail_after(5):
                 while hitl.pending_questions:
                     await anyio.wait_all_tasks_blocked()
                     await anyio.lowlevel.checkpoint()
-            late = {key: accept({"value": True}) for key in first.input_requests or {}}
-            final = await client.session.call_tool(
-                "ask", {}, input_responses=late, request_state=first.request_state, allow_input_required=True
-            )
+            final = await Rounds("ask").answer(client, first, True)
             assert isinstance(final, CallToolResult)
-            assert text(final) == "timed out after 0.1"
+            assert text_of(final) == "timed out after 0.1"
     assert hitl.active_runs == 0
 
 
 async def test_an_uncaught_timeout_ends_the_call_as_an_error_saying_so() -> None:
-    server = MCPServer("t")
-    hitl = Elicitation(server, timeout=0.1)
+    server, hitl = new_server(timeout=0.1)
 
     @server.tool()
     async def ask(ctx: Context) -> str:
@@ -96,39 +76,24 @@ async def test_an_uncaught_timeout_ends_the_call_as_an_error_saying_so() -> None
     async with Client(server, mode="legacy", elicitation_callback=SlowHuman()) as client:
         result = await client.call_tool("ask", {})
     assert result.is_error
-    assert "No answer to the elicitation within 0.1 seconds" in text(result)
+    assert "No answer to the elicitation within 0.1 seconds" in text_of(result)
 
 
 async def test_cancelling_the_tool_call_cancels_the_pending_question_and_the_body() -> None:
-    server = MCPServer("t")
-    hitl = Elicitation(server)
-    body_cancelled = anyio.Event()
+    scene = watched_server(lambda hitl, ctx: hitl.confirm(ctx, "Wait?"))
     human = SlowHuman()
-
-    @server.tool()
-    async def ask(ctx: Context) -> str:
-        try:
-            await hitl.confirm(ctx, "Wait?")
-        except anyio.get_cancelled_exc_class():
-            body_cancelled.set()
-            raise
-        return "answered"
-
-    async with Client(server, mode="legacy", elicitation_callback=human) as client:
+    async with Client(scene.server, mode="legacy", elicitation_callback=human) as client:
         with anyio.fail_after(5):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(client.call_tool, "ask", {})
                 await human.asked.wait()
                 tg.cancel_scope.cancel()
-            await body_cancelled.wait()
-        await anyio.wait_all_tasks_blocked()
-        assert hitl.active_runs == 0
-        assert hitl.pending_questions == 0
+            await scene.cancelled.wait()
+        await settled(scene.hitl)
 
 
 async def test_cancelling_an_in_flight_2026_request_cancels_the_suspended_body() -> None:
-    server = MCPServer("t")
-    hitl = Elicitation(server)
+    server, hitl = new_server()
     started, body_cancelled = anyio.Event(), anyio.Event()
 
     @server.tool()
@@ -141,7 +106,7 @@ async def test_cancelling_an_in_flight_2026_request_cancels_the_suspended_body()
             raise
         return "unreachable"
 
-    async with Client(server, mode="auto", elicitation_callback=ScriptedHuman()) as client:
+    async with by_hand(server) as client:
         with anyio.fail_after(5):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(client.call_tool, "slow", {})
@@ -153,8 +118,7 @@ async def test_cancelling_an_in_flight_2026_request_cancels_the_suspended_body()
 
 
 async def test_with_the_error_policy_a_client_without_the_capability_gets_not_supported(mode: str) -> None:
-    server = MCPServer("t")
-    hitl = Elicitation(server, fallback="error")
+    server, hitl = new_server(fallback="error")
 
     @server.tool()
     async def ask(ctx: Context) -> str:
@@ -166,27 +130,25 @@ async def test_with_the_error_policy_a_client_without_the_capability_gets_not_su
 
     async with Client(server, mode=mode) as client:
         result = await client.call_tool("ask", {})
-    assert text(result) == "not supported: The client did not declare that it can show elicitation forms"
+    assert text_of(result) == "not supported: The client did not declare that it can show elicitation forms"
 
 
 async def test_supports_reports_the_client_capability_on_both_eras(mode: str) -> None:
-    server = MCPServer("t")
-    hitl = Elicitation(server)
+    server, hitl = new_server()
 
     @server.tool()
     async def caps(ctx: Context) -> str:
         return f"{hitl.supports(ctx)} {hitl.supports(ctx, 'url')}"
 
     async with Client(server, mode=mode, elicitation_callback=ScriptedHuman()) as with_cb:
-        declared = text(await with_cb.call_tool("caps", {}))
+        declared = text_of(await with_cb.call_tool("caps", {}))
     async with Client(server, mode=mode) as without:
-        assert text(await without.call_tool("caps", {})) == "False False"
+        assert text_of(await without.call_tool("caps", {})) == "False False"
     assert declared.startswith("True")
 
 
 async def test_supports_honours_client_overrides_on_both_eras(mode: str) -> None:
-    server = MCPServer("t")
-    hitl = Elicitation(server, client_overrides=[ClientOverride("mcp", modes=())])
+    server, hitl = new_server(client_overrides=[ClientOverride("mcp", modes=())])
 
     @server.tool()
     async def caps(ctx: Context) -> str:
@@ -194,7 +156,7 @@ async def test_supports_honours_client_overrides_on_both_eras(mode: str) -> None
 
     info = Implementation(name="mcp", version="1.0")
     async with Client(server, mode=mode, elicitation_callback=ScriptedHuman(), client_info=info) as client:
-        assert text(await client.call_tool("caps", {})) == "False False"
+        assert text_of(await client.call_tool("caps", {})) == "False False"
 
 
 @pytest.mark.parametrize(
@@ -215,8 +177,7 @@ def test_declared_modes_map_to_support(capability: ElicitationCapability | None,
 
 
 async def test_one_pending_per_session_cancels_the_previous_question() -> None:
-    server = MCPServer("t")
-    hitl = Elicitation(server, one_pending_per_session=True)
+    server, hitl = new_server(one_pending_per_session=True)
     outcomes: dict[str, str] = {}
 
     @server.tool()
@@ -243,8 +204,7 @@ async def test_one_pending_per_session_cancels_the_previous_question() -> None:
 
 
 async def test_questions_are_concurrent_by_default() -> None:
-    server = MCPServer("t")
-    hitl = Elicitation(server)
+    server, hitl = new_server()
     both_asked = anyio.Event()
     asked: list[str] = []
 
@@ -264,7 +224,7 @@ async def test_questions_are_concurrent_by_default() -> None:
     async with Client(server, mode="legacy", elicitation_callback=human) as client:
 
         async def one(name: str) -> None:
-            results.append(text(await client.call_tool("ask", {"name": name})))
+            results.append(text_of(await client.call_tool("ask", {"name": name})))
 
         with anyio.fail_after(5):
             async with anyio.create_task_group() as tg:
@@ -274,8 +234,7 @@ async def test_questions_are_concurrent_by_default() -> None:
 
 
 async def test_nothing_leaks_after_answers_timeouts_and_cancellations(mode: str) -> None:
-    server = MCPServer("t")
-    hitl = Elicitation(server)
+    server, hitl = new_server()
 
     @server.tool()
     async def ask(kind: str, ctx: Context) -> str:

@@ -11,11 +11,12 @@ from typing import Any
 import pytest
 from mcp import Client
 from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import CallToolResult, ElicitResult, TextContent
+from mcp_types import ElicitResult
 from pydantic import BaseModel, Field
 
 from elicitkit import Accepted, Elicitation, InvalidElicitationContent, PendingQuestion
-from elicitkit.testing import ScriptedHuman, accept, serve_http
+from elicitkit.testing import ScriptedHuman, accept
+from tests.scenes import Transport, connect, new_server, pending_id, send_answer, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -28,13 +29,8 @@ class Scale(BaseModel):
     replicas: int = Field(ge=1, le=5)
 
 
-def text(result: CallToolResult) -> str:
-    return " ".join(c.text for c in result.content if isinstance(c, TextContent))
-
-
 def scale_server(**options: Any) -> tuple[MCPServer, Elicitation, list[str]]:
-    server = MCPServer("refusals")
-    hitl = Elicitation(server, **options)
+    server, hitl = new_server("refusals", **options)
     seen: list[str] = []
 
     @server.tool()
@@ -51,17 +47,12 @@ def scale_server(**options: Any) -> tuple[MCPServer, Elicitation, list[str]]:
     return server, hitl, seen
 
 
-@pytest.mark.parametrize("transport", ["memory", "http"])
-async def test_a_client_that_shows_forms_is_asked_again_saying_why(mode: str, transport: str) -> None:
+async def test_a_client_that_shows_forms_is_asked_again_saying_why(mode: str, transport: Transport) -> None:
     server, hitl, seen = scale_server()
     human = ScriptedHuman(accept(BAD), accept(GOOD))
-    if transport == "memory":
-        async with Client(server, mode=mode, elicitation_callback=human) as client:
-            result = await client.call_tool("scale", {})
-    else:
-        async with serve_http(server) as url, Client(url, mode=mode, elicitation_callback=human) as client:
-            result = await client.call_tool("scale", {})
-    assert text(result) == "scaled to 3"
+    async with connect(server, transport, mode, elicitation_callback=human) as client:
+        result = await client.call_tool("scale", {})
+    assert text_of(result) == "scaled to 3"
     assert [e.message for e in human.transcript] == ["How many replicas?", f"How many replicas?\n\n{NOTE}"]
     assert seen == ["3"]
     assert hitl.active_runs == 0
@@ -72,7 +63,7 @@ async def test_a_client_that_keeps_sending_bad_answers_gets_three_tries(mode: st
     human = ScriptedHuman(accept(BAD), repeat_last=True)
     async with Client(server, mode=mode, elicitation_callback=human) as client:
         result = await client.call_tool("scale", {})
-    assert text(result).startswith("gave up: ") and "replicas: must be at most 5" in text(result)
+    assert text_of(result).startswith("gave up: ") and "replicas: must be at most 5" in text_of(result)
     assert len(human.transcript) == 3
     assert seen == ["gave up"]
 
@@ -80,17 +71,14 @@ async def test_a_client_that_keeps_sending_bad_answers_gets_three_tries(mode: st
 async def test_the_model_is_told_the_question_is_still_open_until_its_tries_are_used(mode: str) -> None:
     server, _, seen = scale_server()
     async with Client(server, mode=mode) as client:  # no forms: the model relays the person
-        pending = await client.call_tool("scale", {})
-        assert pending.meta is not None
-        elicit_id = pending.meta["elicitationPending"]["elicitId"]
-        send = {"elicitId": elicit_id, "action": "accept", "content": BAD}
+        elicit_id = pending_id(await client.call_tool("scale", {}))
         for _ in range(2):
-            refused = await client.call_tool("sendElicitationResult", send)
+            refused = await send_answer(client, elicit_id, "accept", BAD)
             assert refused.is_error
-            assert "replicas: must be at most 5" in text(refused) and "still open" in text(refused)
-            assert "99" not in text(refused)
-        last = await client.call_tool("sendElicitationResult", send)
-    assert text(last).startswith("gave up: ")
+            assert "replicas: must be at most 5" in text_of(refused) and "still open" in text_of(refused)
+            assert "99" not in text_of(refused)
+        last = await send_answer(client, elicit_id, "accept", BAD)
+    assert text_of(last).startswith("gave up: ")
     assert seen == ["gave up"]
 
 
@@ -105,7 +93,7 @@ async def test_a_fallback_handler_is_asked_again_saying_why(mode: str) -> None:
     server, _, seen = scale_server(fallback=handler)
     async with Client(server, mode=mode) as client:
         result = await client.call_tool("scale", {})
-    assert text(result) == "scaled to 3"
+    assert text_of(result) == "scaled to 3"
     assert asked == ["How many replicas?", f"How many replicas?\n\n{NOTE}"]
     assert seen == ["3"]
 
@@ -124,5 +112,5 @@ async def test_a_refused_answer_is_never_journaled(tmp_path: Any) -> None:
 
     store.append_journal = counting  # type: ignore[method-assign]
     async with Client(server, mode="auto", elicitation_callback=human) as client:
-        assert text(await client.call_tool("scale", {})) == "scaled to 3"
+        assert text_of(await client.call_tool("scale", {})) == "scaled to 3"
     assert entries == [1]  # only the good answer, once

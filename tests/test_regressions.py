@@ -15,7 +15,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, InputRequiredResult, TextContent
 
 from elicitkit import Elicitation
-from elicitkit.testing import ScriptedHuman, accept
+from tests.scenes import Rounds, by_hand, new_server, pending_id, reached, send_answer, settled, text_of, watched_server
 
 pytestmark = pytest.mark.anyio
 
@@ -38,12 +38,12 @@ async def test_one_client_leaving_does_not_cancel_another_clients_run() -> None:
         return "done"
 
     async def client_b() -> None:
-        async with Client(server, mode="auto", elicitation_callback=ScriptedHuman()):
+        async with by_hand(server):
             b_up.set()
             await b_leave.wait()
         b_gone.set()
 
-    async with Client(server, mode="auto", elicitation_callback=ScriptedHuman()) as a:
+    async with by_hand(server) as a:
 
         async def call() -> None:
             results.append(await a.call_tool("work", {}))
@@ -63,8 +63,7 @@ async def test_one_client_leaving_does_not_cancel_another_clients_run() -> None:
 
 
 async def test_a_retry_racing_the_runs_expiry_gets_a_clear_error_instead_of_hanging() -> None:
-    server = MCPServer("t")
-    hitl = Elicitation(server, run_expiry=0.1)
+    server, hitl = new_server(run_expiry=0.1)
     unwinding, release = anyio.Event(), anyio.Event()
 
     @server.tool()
@@ -77,16 +76,12 @@ async def test_a_retry_racing_the_runs_expiry_gets_a_clear_error_instead_of_hang
                 await release.wait()  # cleanup that awaits, e.g. releasing a lock
         return "done"
 
-    async with Client(server, mode="auto", elicitation_callback=ScriptedHuman()) as client:
-        first = await client.session.call_tool("ask", {}, allow_input_required=True)
-        assert isinstance(first, InputRequiredResult)
-        answers = {key: accept({"value": True}) for key in first.input_requests or {}}
+    async with by_hand(server) as client:
+        first = await Rounds("ask").start(client)
         with anyio.fail_after(5):
             await unwinding.wait()
             with pytest.raises(MCPError, match="ended before finishing") as info:
-                await client.session.call_tool(
-                    "ask", {}, input_responses=answers, request_state=first.request_state, allow_input_required=True
-                )
+                await Rounds("ask").answer(client, first, True)
             release.set()
     assert info.value.error.data == {"reason": "elicitation_ended"}
 
@@ -99,31 +94,17 @@ async def test_a_second_elicitation_on_the_same_server_is_refused() -> None:
 
 
 async def test_runs_are_freed_when_the_sdks_request_state_ttl_runs_out() -> None:
+    # elicitkit's run_expiry (600 s by default) is capped at the SDK's requestState lifetime.
     server = MCPServer("t", request_state_security=RequestStateSecurity.ephemeral(ttl=0.2))
-    hitl = Elicitation(server)  # run_expiry defaults to 600 s, capped at the SDK's 0.2 s
-    cancelled = anyio.Event()
-
-    @server.tool()
-    async def ask(ctx: Context) -> str:
-        try:
-            await hitl.confirm(ctx, "Go?")
-        except anyio.get_cancelled_exc_class():
-            cancelled.set()
-            raise
-        return "done"
-
-    async with Client(server, mode="auto", elicitation_callback=ScriptedHuman()) as client:
-        await client.session.call_tool("ask", {}, allow_input_required=True)
-        with anyio.fail_after(5):
-            await cancelled.wait()
-        await anyio.wait_all_tasks_blocked()
-        assert hitl.active_runs == 0
-        assert hitl.pending_questions == 0
+    scene = watched_server(lambda hitl, ctx: hitl.confirm(ctx, "Go?"), server)
+    async with by_hand(server) as client:
+        await Rounds("ask").start(client)
+        await reached(scene.cancelled)
+        await settled(scene.hitl)
 
 
 async def test_a_sibling_that_awaits_before_asking_still_joins_the_same_round() -> None:
-    server = MCPServer("t")
-    hitl = Elicitation(server)
+    server, hitl = new_server()
 
     @server.tool()
     async def both(ctx: Context) -> str:
@@ -137,9 +118,8 @@ async def test_a_sibling_that_awaits_before_asking_still_joins_the_same_round() 
             tg.start_soon(late)
         return "done"
 
-    async with Client(server, mode="auto", elicitation_callback=ScriptedHuman()) as client:
-        first = await client.session.call_tool("both", {}, allow_input_required=True)
-    assert isinstance(first, InputRequiredResult)
+    async with by_hand(server) as client:
+        first = await Rounds("both").start(client)
     assert sorted(r.params.message for r in (first.input_requests or {}).values()) == ["Early?", "Late?"]
 
 
@@ -166,19 +146,16 @@ async def test_without_a_secret_another_principal_still_cannot_answer_on_a_node_
         Client(other, mode="legacy", client_info=Implementation(name="mallory", version="1")) as mallory,
     ):
         first = await alice.call_tool("order", {"item": "tea"})
-        elicit_id = (first.meta or {})["elicitationPending"]["elicitId"]
-        stolen = await mallory.call_tool(
-            "sendElicitationResult", {"elicitId": elicit_id, "action": "accept", "content": {"value": "999"}}
-        )
+        stolen = await send_answer(mallory, pending_id(first), "accept", {"value": "999"})
     assert stolen.is_error
-    assert "no open question" in " ".join(c.text for c in stolen.content if isinstance(c, TextContent))
+    assert "no open question" in text_of(stolen)
     assert effects == []
 
 
 async def test_the_stored_run_is_renewed_on_every_round(tmp_path: Any) -> None:
     import sqlite3
 
-    from tests.test_durable import SECRET, connect, node, round_trip
+    from tests.test_durable import SECRET, node
 
     path = tmp_path / "state.db"
     server, _ = node(f"sqlite:///{path}", [], secret=SECRET, run_expiry=300.0)
@@ -191,11 +168,11 @@ async def test_the_stored_run_is_renewed_on_every_round(tmp_path: Any) -> None:
         finally:
             db.close()
 
-    async with connect(server) as client:
-        asked = await client.session.call_tool("order", {"item": "tea"}, allow_input_required=True)
-        assert isinstance(asked, InputRequiredResult)
+    order = Rounds("order", {"item": "tea"})
+    async with by_hand(server) as client:
+        asked = await order.start(client)
         first = await anyio.to_thread.run_sync(expiry)
-        then = await round_trip(client, asked, "3")
+        then = await order.answer(client, asked, "3")
         assert isinstance(then, InputRequiredResult)
         second = await anyio.to_thread.run_sync(expiry)
     assert second > first

@@ -1,140 +1,144 @@
-"""2026-07-28 retries: one-time `requestState`, bad input, and nothing resumed twice."""
+"""2026-07-28 retries: one-time `requestState`, bad input, and nothing resumed twice.
+
+The reuse and tampering tests run on the SDK's in-memory pipe and over real streamable HTTP.
+"""
 
 from __future__ import annotations
 
-from typing import Any
-
 import anyio
 import pytest
-from mcp import Client
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, InputRequiredResult, TextContent
 
-from elicitkit import Accepted, Elicitation
+from elicitkit import Accepted
 from elicitkit.testing import ScriptedHuman, accept
+from tests.scenes import (
+    Rounds,
+    Transport,
+    assert_idle,
+    by_hand,
+    connect,
+    new_server,
+    reached,
+    settled,
+    text_of,
+    two_step_server,
+    watched_server,
+)
 
 pytestmark = pytest.mark.anyio
 
 
-def two_question_server(**options: Any) -> tuple[MCPServer, Elicitation, list[str]]:
-    server = MCPServer("state-server")
-    hitl = Elicitation(server, **options)
-    resumed: list[str] = []
-
-    @server.tool()
-    async def pair(ctx: Context) -> str:
-        first = await hitl.text(ctx, "First?")
-        resumed.append("first")
-        second = await hitl.text(ctx, "Second?")
-        resumed.append("second")
-        assert isinstance(first, Accepted) and isinstance(second, Accepted)
-        return f"{first.data}+{second.data}"
-
-    return server, hitl, resumed
-
-
-async def start(client: Client, tool: str = "pair", args: dict[str, Any] | None = None) -> InputRequiredResult:
-    result = await client.session.call_tool(tool, args or {}, allow_input_required=True)
+def only_message(result: CallToolResult | InputRequiredResult) -> str:
+    """The message of the single question an `InputRequiredResult` carries."""
     assert isinstance(result, InputRequiredResult)
-    return result
+    assert result.request_state is not None
+    [request] = (result.input_requests or {}).values()
+    return request.params.message
 
 
-async def retry(
-    client: Client, previous: InputRequiredResult, value: Any = "x", tool: str = "pair", **overrides: Any
-) -> CallToolResult | InputRequiredResult:
-    answers = {key: accept({"value": value}) for key in previous.input_requests or {}}
-    params: dict[str, Any] = {"input_responses": answers, "request_state": previous.request_state} | overrides
-    return await client.session.call_tool(tool, {}, allow_input_required=True, **params)
+async def test_a_used_request_state_is_refused_and_the_body_never_resumes_twice(transport: Transport) -> None:
+    server, hitl, counts = two_step_server()
+    human = ScriptedHuman()
+    ship = Rounds("ship", {"version": "3.0"})
+    async with connect(server, transport, "auto", elicitation_callback=human) as client:
+        assert client.protocol_version == "2026-07-28"
+        first = await ship.start(client)
+        assert only_message(first) == "Ship 3.0?"
+        second = await ship.answer(client, first, True)
+        assert only_message(second) == "Release note?"
+        assert counts == {"started": 1, "after_first": 1, "finished": 0}
 
+        # A different answer on the used state: had it resumed anything, the result below would say so.
+        with pytest.raises(MCPError, match="requestState was already used") as reused:
+            await ship.answer(client, first, False)
+        assert reused.value.error.data == {"reason": "request_state_reused"}
+        assert counts == {"started": 1, "after_first": 1, "finished": 0}
+        assert hitl.pending_questions == 1
 
-def connect(server: MCPServer) -> Client:
-    return Client(server, mode="auto", elicitation_callback=ScriptedHuman())
+        done = await ship.answer(client, second, "all good")
+        assert isinstance(done, CallToolResult)
+        assert not done.is_error, text_of(done)
+        assert done.content == [TextContent(type="text", text="3.0 shipped=True note=all good")]
+        assert counts == {"started": 1, "after_first": 1, "finished": 1}
+        assert_idle(hitl)
 
-
-async def test_a_used_request_state_is_refused_and_never_resumes_the_run_twice() -> None:
-    server, hitl, resumed = two_question_server()
-    async with connect(server) as client:
-        first = await start(client)
-        second = await retry(client, first, "a")
-        assert isinstance(second, InputRequiredResult)
-        with pytest.raises(MCPError, match="already used") as info:
-            await retry(client, first, "b")
-        assert info.value.error.data == {"reason": "request_state_reused"}
-        final = await retry(client, second, "c")
-    assert isinstance(final, CallToolResult)
-    assert final.content == [TextContent(type="text", text="a+c")]
-    assert resumed == ["first", "second"]
-    assert hitl.active_runs == 0
+        with pytest.raises(MCPError):
+            await ship.answer(client, second, "again")
+        assert counts == {"started": 1, "after_first": 1, "finished": 1}
+    assert human.transcript == []
+    assert_idle(hitl)
 
 
 async def test_a_request_state_of_a_finished_run_is_unknown() -> None:
-    server, _, resumed = two_question_server()
-    async with connect(server) as client:
-        first = await start(client)
-        second = await retry(client, first)
+    server, _, counts = two_step_server()
+    ship = Rounds("ship", {"version": "3.0"})
+    async with by_hand(server) as client:
+        first = await ship.start(client)
+        second = await ship.answer(client, first, True)
         assert isinstance(second, InputRequiredResult)
-        assert isinstance(await retry(client, second), CallToolResult)
+        assert isinstance(await ship.answer(client, second, "x"), CallToolResult)
         with pytest.raises(MCPError, match="unknown or has expired") as info:
-            await retry(client, second)
+            await ship.answer(client, second, "x")
     assert info.value.error.data == {"reason": "unknown_elicitation"}
-    assert resumed == ["first", "second"]
+    assert counts == {"started": 1, "after_first": 1, "finished": 1}
 
 
-async def test_a_tampered_request_state_is_refused_and_resumes_nothing() -> None:
-    server, _, resumed = two_question_server()
-    async with connect(server) as client:
-        first = await start(client)
-        assert first.request_state is not None
+async def test_a_tampered_request_state_is_refused_and_resumes_nothing(transport: Transport) -> None:
+    server, hitl, counts = two_step_server()
+    ship = Rounds("ship", {"version": "3.1"})
+    async with connect(server, transport, "auto", elicitation_callback=ScriptedHuman()) as client:
+        assert client.protocol_version == "2026-07-28"
+        first = await ship.start(client)
         state = first.request_state
-        forged = state[:-3] + ("A" if state[-3] != "A" else "B") + state[-2:]
-        with pytest.raises(MCPError, match="Invalid or expired requestState"):
-            await retry(client, first, request_state=forged)
-        assert resumed == []
+        assert state is not None
+        # One character flipped in the middle of the sealed state, and one near its end.
+        for at in (len(state) // 2, len(state) - 3):
+            tampered = state[:at] + ("A" if state[at] != "A" else "B") + state[at + 1 :]
+            assert tampered != state
+            with pytest.raises(MCPError, match="Invalid or expired requestState"):
+                await ship.answer(client, first, True, request_state=tampered)
+        assert counts == {"started": 1, "after_first": 0, "finished": 0}
+        assert hitl.active_runs == 1
+        assert hitl.pending_questions == 1
+
         # The genuine state still works: a forgery does not burn it.
-        assert isinstance(await retry(client, first), InputRequiredResult)
-    assert resumed == ["first"]
+        second = await ship.answer(client, first, True)
+        assert only_message(second) == "Release note?"
+        assert counts == {"started": 1, "after_first": 1, "finished": 0}
+        done = await ship.answer(client, second, "fine")
+        assert isinstance(done, CallToolResult)
+        assert text_of(done) == "3.1 shipped=True note=fine"
+        assert counts == {"started": 1, "after_first": 1, "finished": 1}
+        assert_idle(hitl)
 
 
 async def test_a_request_state_replayed_against_other_arguments_is_refused() -> None:
-    server = MCPServer("state-server")
-    hitl = Elicitation(server)
-
-    @server.tool()
-    async def deploy(version: str, ctx: Context) -> str:
-        await hitl.confirm(ctx, f"Deploy {version}?")
-        return version
-
-    async with connect(server) as client:
-        first = await start(client, "deploy", {"version": "1"})
-        answers = {key: accept({"value": True}) for key in first.input_requests or {}}
+    server, _, _ = two_step_server()
+    async with by_hand(server) as client:
+        first = await Rounds("ship", {"version": "1"}).start(client)
         with pytest.raises(MCPError, match="Invalid or expired requestState"):
-            await client.session.call_tool(
-                "deploy",
-                {"version": "2"},
-                input_responses=answers,
-                request_state=first.request_state,
-                allow_input_required=True,
-            )
+            await Rounds("ship", {"version": "2"}).answer(client, first, True)
 
 
 async def test_malformed_input_responses_are_refused_without_burning_the_state() -> None:
-    server, _, resumed = two_question_server()
-    async with connect(server) as client:
-        first = await start(client)
+    server, _, counts = two_step_server()
+    ship = Rounds("ship", {"version": "3.0"})
+    async with by_hand(server) as client:
+        first = await ship.start(client)
         key = next(iter(first.input_requests or {}))
         # The SDK client refuses to send malformed responses, so this one goes out raw, as a buggy client's would.
-        raw = {"name": "pair", "arguments": {}, "inputResponses": {key: {"action": "maybe"}}}
+        raw = {"name": "ship", "arguments": ship.arguments, "inputResponses": {key: {"action": "maybe"}}}
         with pytest.raises(MCPError, match=r"inputResponses\[.*\] is not a valid elicitation result"):
             await client.session._dispatcher.send_raw_request("tools/call", raw | {"requestState": first.request_state})
-        assert resumed == []
-        assert isinstance(await retry(client, first), InputRequiredResult)
-    assert resumed == ["first"]
+        assert counts["after_first"] == 0
+        assert isinstance(await ship.answer(client, first, True), InputRequiredResult)
+    assert counts == {"started": 1, "after_first": 1, "finished": 0}
 
 
 async def test_unanswered_questions_are_asked_again_and_answers_bind_by_question_id() -> None:
-    server = MCPServer("state-server")
-    hitl = Elicitation(server)
+    server, hitl = new_server("state-server")
 
     @server.tool()
     async def both(ctx: Context) -> str:
@@ -150,51 +154,25 @@ async def test_unanswered_questions_are_asked_again_and_answers_bind_by_question
             tg.start_soon(ask, "right")
         return f"{got['left']},{got['right']}"
 
-    async with connect(server) as client:
-        first = await start(client, "both")
+    rounds = Rounds("both")
+    async with by_hand(server) as client:
+        first = await rounds.start(client)
         by_message = {r.params.message: key for key, r in (first.input_requests or {}).items()}
         assert set(by_message) == {"left", "right"}
-        partial = await client.session.call_tool(
-            "both",
-            {},
-            input_responses={by_message["right"]: accept({"value": "R"})},
-            request_state=first.request_state,
-            allow_input_required=True,
-        )
+        partial = await rounds.answer(client, first, input_responses={by_message["right"]: accept({"value": "R"})})
         assert isinstance(partial, InputRequiredResult)
         assert list(partial.input_requests or {}) == [by_message["left"]]
-        final = await client.session.call_tool(
-            "both",
-            {},
-            input_responses={by_message["left"]: accept({"value": "L"})},
-            request_state=partial.request_state,
-            allow_input_required=True,
-        )
+        final = await rounds.answer(client, partial, input_responses={by_message["left"]: accept({"value": "L"})})
     assert isinstance(final, CallToolResult)
     assert final.content == [TextContent(type="text", text="L,R")]
 
 
 async def test_a_run_whose_retry_never_comes_is_cancelled_and_freed_after_its_expiry() -> None:
-    server = MCPServer("state-server")
-    hitl = Elicitation(server, run_expiry=0.2)
-    cancelled = anyio.Event()
-
-    @server.tool()
-    async def wait(ctx: Context) -> str:
-        try:
-            await hitl.confirm(ctx, "Still there?")
-        except anyio.get_cancelled_exc_class():
-            cancelled.set()
-            raise
-        return "answered"
-
-    async with connect(server) as client:
-        first = await start(client, "wait")
-        assert hitl.active_runs == 1
-        with anyio.fail_after(5):
-            await cancelled.wait()
-        await anyio.wait_all_tasks_blocked()
-        assert hitl.active_runs == 0
-        assert hitl.pending_questions == 0
+    scene = watched_server(lambda hitl, ctx: hitl.confirm(ctx, "Still there?"), run_expiry=0.2)
+    async with by_hand(scene.server) as client:
+        first = await Rounds("ask").start(client)
+        assert scene.hitl.active_runs == 1
+        await reached(scene.cancelled)
+        await settled(scene.hitl)
         with pytest.raises(MCPError, match="unknown or has expired"):
-            await retry(client, first, True, tool="wait")
+            await Rounds("ask").answer(client, first, True)

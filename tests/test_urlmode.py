@@ -10,6 +10,7 @@ import re
 import secrets
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from datetime import date
 from html.parser import HTMLParser
 from typing import Any, Literal
@@ -28,7 +29,6 @@ from mcp_types import (
     ElicitRequestParams,
     ElicitRequestURLParams,
     ElicitResult,
-    TextContent,
 )
 from pydantic import AnyUrl, BaseModel, EmailStr, Field, SecretStr
 from starlette.applications import Starlette
@@ -37,12 +37,12 @@ from starlette.responses import RedirectResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from elicitkit import Accepted, Cancelled, Declined, Elicitation, ElicitationResult, ElicitationTimeout
-from elicitkit.testing import serve_app, serve_http
+from elicitkit import Accepted, Cancelled, Declined, Elicitation, ElicitationResult
+from elicitkit.testing import serve_app
+from tests.scenes import ERAS, mounted, new_server, pending_id, reached, send_answer, serving, text_of, watched_server
 
 pytestmark = pytest.mark.anyio
 
-ERAS = {"legacy": "2025-11-25", "auto": "2026-07-28"}
 URL_REQUIRED = -32042
 
 
@@ -65,31 +65,38 @@ GOOD: dict[str, str | list[str]] = {
 }
 
 
-def text_of(result: CallToolResult) -> str:
-    return " ".join(c.text for c in result.content if isinstance(c, TextContent))
-
-
-def account_server(**options: Any) -> tuple[Elicitation, list[ElicitationResult[Account]]]:
-    """A tool asking for account details on elicitkit's page; its result names the outcome and nothing else."""
-    server = MCPServer("urlmode-test")
-    hitl = Elicitation(server, timeout=10, **options)
-    answers: list[ElicitationResult[Account]] = []
+def form_server(
+    message: str = "Your account details, please", model: type[BaseModel] = Account, **options: Any
+) -> tuple[Elicitation, list[ElicitationResult[Any]]]:
+    """A tool `fill_in` asking for `model` on elicitkit's page; its result names the outcome and nothing else."""
+    server, hitl = new_server("urlmode-test", timeout=10, **options)
+    answers: list[ElicitationResult[Any]] = []
 
     @server.tool()
-    async def open_account(ctx: Context) -> str:
-        answer = await hitl.secure_form(ctx, "Your account details, please", Account)
+    async def fill_in(ctx: Context) -> str:
+        answer = await hitl.secure_form(ctx, message, model)
         answers.append(answer)
         return type(answer).__name__
 
     return hitl, answers
 
 
-@asynccontextmanager
-async def serving(hitl: Elicitation) -> AsyncIterator[str]:
-    """Serve the server over streamable HTTP; point elicitkit's links at it; yield the MCP URL."""
-    async with serve_http(hitl.server) as url:
-        hitl.public_url = url.removesuffix("/mcp")
-        yield url
+def sign_in_server(
+    provider: str = "https://id.example.com",
+) -> tuple[Elicitation, list[ElicitationResult[dict[str, str]]]]:
+    """A tool `sign_in` that sends the person to `provider`'s /authorize and back; it returns the outcome's action."""
+    server, hitl = new_server("sign-in", timeout=10)
+    flows: list[ElicitationResult[dict[str, str]]] = []
+
+    @server.tool()
+    async def sign_in(ctx: Context) -> str:
+        def start(callback: str, state: str) -> str:
+            return f"{provider}/authorize?redirect_uri={quote(callback, safe='')}&state={state}"
+
+        flows.append(await hitl.url_flow(ctx, "Sign in", start))
+        return flows[-1].action
+
+    return hitl, flows
 
 
 class Links:
@@ -117,20 +124,6 @@ class Links:
         return self.asked[self._seen - 1]
 
 
-@asynccontextmanager
-async def asking(
-    hitl: Elicitation, mode: str, links: Links
-) -> AsyncIterator[tuple[str, Client, httpx.AsyncClient, anyio.abc.TaskGroup]]:
-    """The usual scene: the server over HTTP, a client that opens links, the person's browser, a task group."""
-    async with (
-        serving(hitl) as url,
-        Client(url, mode=mode, elicitation_callback=links) as client,
-        httpx.AsyncClient() as browser,
-        anyio.create_task_group() as tg,
-    ):
-        yield url, client, browser, tg
-
-
 class Call:
     """A tool call running in the background while the test plays the person."""
 
@@ -148,6 +141,42 @@ class Call:
             await self.done.wait()
         assert self._result is not None
         return self._result
+
+
+@dataclass(frozen=True)
+class Scene:
+    """The usual scene: the server over HTTP, a client that opens links, the person's browser, a task group."""
+
+    base: str  # elicitkit's public URL
+    client: Client
+    links: Links
+    browser: httpx.AsyncClient
+    tg: anyio.abc.TaskGroup
+
+    def call(self, tool: str) -> Call:
+        return Call(self.tg, self.client, tool, {})
+
+    async def open(self, tool: str = "fill_in") -> tuple[Call, str, Page]:
+        """Call `tool`, take the link the client is handed, and open the form there in the person's browser."""
+        call = self.call(tool)
+        link = (await self.links.next()).url
+        return call, link, await open_form(self.browser, link)
+
+
+@asynccontextmanager
+async def asking(
+    hitl: Elicitation, mode: str, *, app: ASGIApp | None = None, under: str = "", **client_options: Any
+) -> AsyncIterator[Scene]:
+    """The usual scene, served; `app` replaces the server's own ASGI app (one wrapping it, or mounting it `under`)."""
+    links = Links()
+    async with serve_app(app or hitl.server.streamable_http_app()) as root:
+        hitl.public_url = f"{root}{under}"
+        async with (
+            Client(f"{root}{under}/mcp", mode=mode, elicitation_callback=links, **client_options) as client,
+            httpx.AsyncClient() as browser,
+            anyio.create_task_group() as tg,
+        ):
+            yield Scene(hitl.public_url, client, links, browser, tg)
 
 
 class Page(HTMLParser):
@@ -218,6 +247,30 @@ async def press(
     return await browser.post(link, data={"_csrf": page.csrf, "_action": action, **(fields or {})})
 
 
+async def send_good(browser: httpx.AsyncClient, link: str, page: Page | None = None) -> httpx.Response:
+    """The person fills in GOOD on `page` (the form as they open it now, by default) and it is taken."""
+    done = await press(browser, link, page or await open_form(browser, link), "accept", GOOD)
+    assert done.status_code == 200, done.text
+    return done
+
+
+async def start_sign_in(scene: Scene) -> tuple[Call, str]:
+    """Call `sign_in` and follow the client's link; return the call and the state the provider is sent."""
+    call = scene.call("sign_in")
+    # The client's link is elicitkit's own: it binds this browser, then sends it to the provider.
+    go = await scene.browser.get((await scene.links.next()).url)
+    assert go.status_code == 303
+    [state] = parse_qs(urlsplit(go.headers["location"]).query)["state"]
+    return call, state
+
+
+async def come_back(scene: Scene, call: Call, state: str, code: str) -> None:
+    """The provider sends the person's browser back with `code`, and the tool resumes."""
+    back = await scene.browser.get(f"{scene.base}/elicit/cb", params={"state": state, "code": code})
+    assert back.status_code == 200, back.text
+    assert text_of(await call.result()) == "accept"
+
+
 def assert_open(hitl: Elicitation, call: Call, answers: list[Any]) -> None:
     """The question is still waiting, and the tool has not resumed."""
     assert hitl.pending_questions == 1
@@ -232,7 +285,13 @@ def assert_refused(response: httpx.Response, status: int, says: str) -> None:
     assert "<form" not in response.text
 
 
-def assert_accepted_account(answers: list[ElicitationResult[Account]]) -> None:
+async def assert_link_refused(scene: Scene, link: str, page: Page, status: int, says: str) -> None:
+    """`link` is refused both when the person opens it and when the form is posted to it."""
+    assert_refused(await scene.browser.get(link), status, says)
+    assert_refused(await press(scene.browser, link, page, "accept", GOOD), status, says)
+
+
+def assert_accepted_account(answers: list[ElicitationResult[Any]]) -> None:
     [answer] = answers
     assert isinstance(answer, Accepted)
     account = answer.data
@@ -288,31 +347,21 @@ class WireRecorder:
 
 
 async def test_a_secret_form_reaches_the_tool_typed_and_its_data_never_crosses_the_mcp_wire(mode: str) -> None:
-    hitl, answers = account_server()
+    hitl, answers = form_server()
     wire = WireRecorder(hitl.server.streamable_http_app())
-    links = Links()
-    async with serve_app(wire) as base:
-        hitl.public_url = base
-        async with (
-            Client(f"{base}/mcp", mode=mode, elicitation_callback=links) as client,
-            httpx.AsyncClient() as browser,
-            anyio.create_task_group() as tg,
-        ):
-            assert client.protocol_version == ERAS[mode]
-            call = Call(tg, client, "open_account", {})
-            asked = await links.next()
-            assert asked.url.startswith(f"{base}/elicit/f/")
-            page = await open_form(browser, asked.url)
-            done = await press(browser, asked.url, page, "accept", GOOD)
-            assert done.status_code == 200, done.text
-            assert "Your answer was sent" in done.text
-            result = await call.result()
+    async with asking(hitl, mode, app=wire) as scene:
+        assert scene.client.protocol_version == ERAS[mode]
+        call, link, page = await scene.open()
+        assert link.startswith(f"{scene.base}/elicit/f/")
+        done = await send_good(scene.browser, link, page)
+        assert "Your answer was sent" in done.text
+        result = await call.result()
     assert not result.is_error, text_of(result)
     assert text_of(result) == "Accepted"
     assert_accepted_account(answers)
     seen = wire.seen
     # The recorder saw the conversation: the link the client was given, and the tool's result.
-    assert asked.url.encode() in seen
+    assert link.encode() in seen
     assert b'"Accepted"' in seen
     for value in ("quokka-holdings", "73519", "ultraviolet", SECRET):
         assert value.encode() not in seen, value
@@ -324,12 +373,10 @@ async def test_a_secret_form_reaches_the_tool_typed_and_its_data_never_crosses_t
 async def test_the_decline_and_cancel_buttons_end_the_question_as_that_outcome(
     mode: str, button: str, outcome: type[Declined | Cancelled]
 ) -> None:
-    hitl, answers = account_server()
-    links = Links()
-    async with asking(hitl, mode, links) as (_, client, browser, tg):
-        call = Call(tg, client, "open_account", {})
-        link = (await links.next()).url
-        done = await press(browser, link, await open_form(browser, link), button)
+    hitl, answers = form_server()
+    async with asking(hitl, mode) as scene:
+        call, link, page = await scene.open()
+        done = await press(scene.browser, link, page, button)
         assert done.status_code == 200, done.text
         assert "You can close this page" in done.text
         result = await call.result()
@@ -341,15 +388,12 @@ async def test_the_decline_and_cancel_buttons_end_the_question_as_that_outcome(
 async def test_a_post_that_breaks_the_constraints_is_shown_again_with_errors_and_a_corrected_one_completes(
     mode: str,
 ) -> None:
-    hitl, answers = account_server()
-    links = Links()
-    async with asking(hitl, mode, links) as (_, client, browser, tg):
-        call = Call(tg, client, "open_account", {})
-        link = (await links.next()).url
-        page = await open_form(browser, link)
+    hitl, answers = form_server()
+    async with asking(hitl, mode) as scene:
+        call, link, page = await scene.open()
         # What a browser would have stopped, posted directly: the server must check it again.
         broken = {**GOOD, "owner": "q" * 40, "seats": "7", "plan": "platinum"}
-        again = Page(await press(browser, link, page, "accept", broken))
+        again = Page(await press(scene.browser, link, page, "accept", broken))
         assert again.response.status_code == 422, again.response.text
         assert again.errors == {
             "owner": ["must be at most 24 characters"],
@@ -360,8 +404,7 @@ async def test_a_post_that_breaks_the_constraints_is_shown_again_with_errors_and
         assert "value" not in again.one("input", name="api_key")
         assert_open(hitl, call, answers)
 
-        done = await press(browser, link, again, "accept", GOOD)
-        assert done.status_code == 200, done.text
+        await send_good(scene.browser, link, again)
         result = await call.result()
     assert text_of(result) == "Accepted"
     assert_accepted_account(answers)
@@ -382,20 +425,11 @@ class Profile(BaseModel):
 async def test_the_form_renders_every_field_type_with_its_defaults_and_secrets_as_empty_password_inputs(
     mode: str,
 ) -> None:
-    server = MCPServer("render")
-    hitl = Elicitation(server, timeout=10)
-
-    @server.tool()
-    async def profile(ctx: Context) -> str:
-        return (await hitl.secure_form(ctx, "Your profile", Profile)).action
-
-    links = Links()
-    async with asking(hitl, mode, links) as (_, client, browser, tg):
-        call = Call(tg, client, "profile", {})
-        link = (await links.next()).url
-        page = await open_form(browser, link)
-        await press(browser, link, page, "cancel")
-        assert text_of(await call.result()) == "cancel"
+    hitl, _ = form_server("Your profile", Profile)
+    async with asking(hitl, mode) as scene:
+        call, link, page = await scene.open()
+        await press(scene.browser, link, page, "cancel")
+        assert text_of(await call.result()) == "Cancelled"
 
     name = page.one("input", name="name")
     assert (name["type"], name["value"], name["maxlength"]) == ("text", "Ada", "30")
@@ -433,101 +467,56 @@ async def test_the_form_renders_every_field_type_with_its_defaults_and_secrets_a
 
 
 async def test_a_forged_or_altered_link_gets_a_clear_page_and_resumes_nothing(mode: str) -> None:
-    hitl, answers = account_server()
-    links = Links()
-    async with asking(hitl, mode, links) as (url, client, browser, tg):
-        base = url.removesuffix("/mcp")
-        call = Call(tg, client, "open_account", {})
-        link = (await links.next()).url
-        page = await open_form(browser, link)
+    hitl, answers = form_server()
+    async with asking(hitl, mode) as scene:
+        call, link, page = await scene.open()
         token = link.rsplit("/", 1)[1]
         middle = len(token) // 2
         altered = token[:middle] + ("A" if token[middle] != "A" else "B") + token[middle + 1 :]
         forged = secrets.token_urlsafe(len(token) * 3 // 4)
         for bad in (forged, altered):
-            bad_link = f"{base}/elicit/f/{bad}"
-            assert_refused(await browser.get(bad_link), 400, "This link is not valid")
-            assert_refused(await press(browser, bad_link, page, "accept", GOOD), 400, "This link is not valid")
+            await assert_link_refused(scene, f"{scene.base}/elicit/f/{bad}", page, 400, "This link is not valid")
         assert_open(hitl, call, answers)
 
-        done = await press(browser, link, page, "accept", GOOD)
-        assert done.status_code == 200, done.text
+        await send_good(scene.browser, link, page)
         assert text_of(await call.result()) == "Accepted"
     assert_accepted_account(answers)
 
 
 async def test_an_expired_link_gets_a_clear_page(mode: str) -> None:
-    server = MCPServer("expiry")
-    hitl = Elicitation(server, timeout=10)
-    timed_out = anyio.Event()
-
-    @server.tool()
-    async def hurry(ctx: Context) -> str:
-        try:
-            await hitl.secure_form(ctx, "Quick, the key", Account, timeout=0.5)
-        except ElicitationTimeout:
-            timed_out.set()
-            return "timed out"
-        return "answered"
-
-    links = Links()
-    async with asking(hitl, mode, links) as (_, client, browser, tg):
-        call = Call(tg, client, "hurry", {})
-        link = (await links.next()).url
-        page = await open_form(browser, link)
-        with anyio.fail_after(5):
-            await timed_out.wait()
-        assert_refused(await browser.get(link), 400, "This link has expired")
-        assert_refused(await press(browser, link, page, "accept", GOOD), 400, "This link has expired")
-        assert text_of(await call.result()) == "timed out"
-    assert hitl.pending_questions == 0
+    watched = watched_server(
+        lambda hitl, ctx: hitl.secure_form(ctx, "Quick, the key", Account, timeout=0.5), timeout=10
+    )
+    async with asking(watched.hitl, mode) as scene:
+        call, link, page = await scene.open("ask")
+        await reached(watched.timed_out)
+        await assert_link_refused(scene, link, page, 400, "This link has expired")
+        assert text_of(await call.result()) == "timed out after 0.5"
+    assert watched.hitl.pending_questions == 0
 
 
 async def test_a_used_link_is_refused_and_the_tool_resumes_only_once(mode: str) -> None:
-    hitl, answers = account_server()
-    links = Links()
-    async with asking(hitl, mode, links) as (_, client, browser, tg):
-        call = Call(tg, client, "open_account", {})
-        link = (await links.next()).url
-        page = await open_form(browser, link)
-        done = await press(browser, link, page, "accept", GOOD)
-        assert done.status_code == 200, done.text
+    hitl, answers = form_server()
+    async with asking(hitl, mode) as scene:
+        call, link, page = await scene.open()
+        await send_good(scene.browser, link, page)
         assert text_of(await call.result()) == "Accepted"
 
-        assert_refused(await press(browser, link, page, "decline"), 410, "This question was already answered")
-        assert_refused(await browser.get(link), 410, "This question was already answered")
+        assert_refused(await press(scene.browser, link, page, "decline"), 410, "This question was already answered")
+        assert_refused(await scene.browser.get(link), 410, "This question was already answered")
     assert_accepted_account(answers)
 
 
 async def test_a_callback_link_does_not_open_the_form_page(mode: str) -> None:
-    server = MCPServer("purpose")
-    hitl = Elicitation(server, timeout=10)
-    flows: list[ElicitationResult[dict[str, str]]] = []
-
-    @server.tool()
-    async def sign_in(ctx: Context) -> str:
-        def start(callback: str, state: str) -> str:
-            return f"https://id.example.com/authorize?redirect_uri={quote(callback, safe='')}&state={state}"
-
-        flows.append(await hitl.url_flow(ctx, "Sign in", start))
-        return flows[-1].action
-
-    links = Links()
-    async with asking(hitl, mode, links) as (url, client, browser, tg):
-        base = url.removesuffix("/mcp")
-        call = Call(tg, client, "sign_in", {})
-        # The client's link is elicitkit's own: it binds this browser, then sends it to the provider.
-        go = await browser.get((await links.next()).url)
-        assert go.status_code == 303
-        [state] = parse_qs(urlsplit(go.headers["location"]).query)["state"]
-        assert_refused(await browser.get(f"{base}/elicit/f/{state}"), 400, "This link is not valid")
-        posted = await browser.post(f"{base}/elicit/f/{state}", data={"_action": "accept"})
-        assert_refused(posted, 400, "This link is not valid")
+    hitl, flows = sign_in_server()
+    async with asking(hitl, mode) as scene:
+        call, state = await start_sign_in(scene)
+        as_form = f"{scene.base}/elicit/f/{state}"
+        assert_refused(await scene.browser.get(as_form), 400, "This link is not valid")
+        assert_refused(await scene.browser.post(as_form, data={"_action": "accept"}), 400, "This link is not valid")
         assert_open(hitl, call, flows)
 
-        back = await browser.get(f"{base}/elicit/cb", params={"state": state, "code": "xyz"})
-        assert back.status_code == 200, back.text
-        assert text_of(await call.result()) == "accept"
+        await come_back(scene, call, state, "xyz")
     assert flows == [Accepted(data={"code": "xyz"}, content={"code": "xyz"})]
 
 
@@ -547,22 +536,12 @@ def assert_locked_down(response: httpx.Response) -> None:
 
 
 async def test_a_script_in_the_message_title_or_description_renders_as_text_under_a_strict_policy(mode: str) -> None:
-    server = MCPServer("escape")
-    hitl = Elicitation(server, timeout=10)
-
-    @server.tool()
-    async def hostile(ctx: Context) -> str:
-        return (await hitl.secure_form(ctx, "<script>alert(1)</script> Sign here", Hostile)).action
-
-    links = Links()
-    async with asking(hitl, mode, links) as (url, client, browser, tg):
-        base = url.removesuffix("/mcp")
-        call = Call(tg, client, "hostile", {})
-        link = (await links.next()).url
-        page = await open_form(browser, link)
-        refused = await browser.get(f"{base}/elicit/f/{secrets.token_urlsafe(90)}")
-        done = await press(browser, link, page, "decline")
-        assert text_of(await call.result()) == "decline"
+    hitl, _ = form_server("<script>alert(1)</script> Sign here", Hostile)
+    async with asking(hitl, mode) as scene:
+        call, link, page = await scene.open()
+        refused = await scene.browser.get(f"{scene.base}/elicit/f/{secrets.token_urlsafe(90)}")
+        done = await press(scene.browser, link, page, "decline")
+        assert text_of(await call.result()) == "Declined"
 
     html = page.response.text
     assert "<script" not in html
@@ -573,18 +552,10 @@ async def test_a_script_in_the_message_title_or_description_renders_as_text_unde
 
 
 async def test_a_post_without_a_matching_csrf_field_and_cookie_is_refused_and_resumes_nothing(mode: str) -> None:
-    hitl, answers = account_server()
-    links = Links()
-    async with (
-        serving(hitl) as url,
-        Client(url, mode=mode, elicitation_callback=links) as client,
-        httpx.AsyncClient() as browser,
-        httpx.AsyncClient() as stranger,
-        anyio.create_task_group() as tg,
-    ):
-        call = Call(tg, client, "open_account", {})
-        link = (await links.next()).url
-        page = await open_form(browser, link)
+    hitl, answers = form_server()
+    async with asking(hitl, mode) as scene, httpx.AsyncClient() as stranger:
+        call, link, page = await scene.open()
+        browser = scene.browser
         without_field = await browser.post(link, data={"_action": "accept", **GOOD})
         mismatched = await browser.post(link, data={"_csrf": secrets.token_urlsafe(24), "_action": "accept", **GOOD})
         without_cookie = await press(stranger, link, page, "accept", GOOD)
@@ -593,8 +564,7 @@ async def test_a_post_without_a_matching_csrf_field_and_cookie_is_refused_and_re
             assert "was not sent from this page" in refused.text
         assert_open(hitl, call, answers)
 
-        done = await press(browser, link, page, "accept", GOOD)
-        assert done.status_code == 200, done.text
+        await send_good(browser, link, page)
         assert text_of(await call.result()) == "Accepted"
     assert_accepted_account(answers)
 
@@ -687,7 +657,7 @@ async def test_required_error_asks_as_usual_on_2026_07_28() -> None:
 
 
 async def test_on_2025_11_25_the_client_is_told_the_elicitation_it_opened_is_complete() -> None:
-    hitl, answers = account_server()
+    hitl, answers = form_server()
     completed: list[str] = []
     told = anyio.Event()
 
@@ -696,28 +666,20 @@ async def test_on_2025_11_25_the_client_is_told_the_elicitation_it_opened_is_com
             completed.append(message.params.elicitation_id)
             told.set()
 
-    links = Links()
-    async with (
-        serving(hitl) as url,
-        Client(url, mode="legacy", elicitation_callback=links, message_handler=on_message) as client,
-        httpx.AsyncClient() as browser,
-        anyio.create_task_group() as tg,
-    ):
-        call = Call(tg, client, "open_account", {})
-        asked = await links.next()
-        page = await open_form(browser, asked.url)
+    async with asking(hitl, "legacy", message_handler=on_message) as scene:
+        call, link, page = await scene.open()
         assert completed == []
-        await press(browser, asked.url, page, "accept", GOOD)
+        await press(scene.browser, link, page, "accept", GOOD)
         assert text_of(await call.result()) == "Accepted"
-        with anyio.fail_after(5):
-            await told.wait()
+        await reached(told)
+    [asked] = scene.links.asked
     assert asked.elicitation_id
     assert completed == [asked.elicitation_id]
     assert_accepted_account(answers)
 
 
 async def test_on_2026_07_28_a_slow_person_is_waited_for_without_sending_them_to_the_link_again() -> None:
-    hitl, answers = account_server(url_wait=0.2)
+    hitl, answers = form_server(url_wait=0.2)
     retries: list[bytes] = []
     second_retry = anyio.Event()
 
@@ -728,30 +690,20 @@ async def test_on_2026_07_28_a_slow_person_is_waited_for_without_sending_them_to
                 second_retry.set()
 
     wire = WireRecorder(hitl.server.streamable_http_app(), on_request=count_retries)
-    links = Links()
-    async with serve_app(wire) as base:
-        hitl.public_url = base
-        async with (
-            Client(f"{base}/mcp", mode="auto", elicitation_callback=links) as client,
-            httpx.AsyncClient() as browser,
-            anyio.create_task_group() as tg,
-        ):
-            call = Call(tg, client, "open_account", {})
-            link = (await links.next()).url
-            with anyio.fail_after(5):
-                await second_retry.wait()
-            # The first retry (the client's accept) came back with nothing but a requestState.
-            assert any(
-                b'"resultType":"input_required"' in r and b'"requestState"' in r and b'"inputRequests"' not in r
-                for r in wire.responses
-            )
-            page = await open_form(browser, link)
-            done = await press(browser, link, page, "accept", GOOD)
-            assert done.status_code == 200, done.text
-            result = await call.result()
+    async with asking(hitl, "auto", app=wire) as scene:
+        call = scene.call("fill_in")
+        link = (await scene.links.next()).url
+        await reached(second_retry)
+        # The first retry (the client's accept) came back with nothing but a requestState.
+        assert any(
+            b'"resultType":"input_required"' in r and b'"requestState"' in r and b'"inputRequests"' not in r
+            for r in wire.responses
+        )
+        await send_good(scene.browser, link)
+        result = await call.result()
     assert text_of(result) == "Accepted"
     assert_accepted_account(answers)
-    assert len(links.asked) == 1
+    assert len(scene.links.asked) == 1
     assert b'"inputResponses"' in retries[0]
     assert b'"inputResponses"' not in retries[1]
 
@@ -770,40 +722,23 @@ def fake_oauth_provider() -> Starlette:
 
 
 async def test_an_oauth_flow_hands_the_tool_the_code_and_its_callback_works_once(mode: str) -> None:
-    server = MCPServer("oauth")
-    hitl = Elicitation(server, timeout=10)
-    provider: dict[str, str] = {}
-    flows: list[ElicitationResult[dict[str, str]]] = []
+    async with serve_app(fake_oauth_provider()) as provider_url:
+        hitl, flows = sign_in_server(provider_url)
+        async with asking(hitl, mode) as scene:
+            browser = scene.browser
+            browser.follow_redirects = True
+            call = scene.call("sign_in")
+            asked = await scene.links.next()
+            assert asked.url.startswith(f"{scene.base}/elicit/go/")
+            landed = await browser.get(asked.url)
+            assert [r.status_code for r in landed.history] == [303, 302]
+            assert landed.history[0].headers["location"].startswith(f"{provider_url}/authorize?")
+            assert landed.url.path == "/elicit/cb"
+            assert landed.status_code == 200, landed.text
+            assert "All set" in landed.text
+            assert text_of(await call.result()) == "accept"
 
-    @server.tool()
-    async def connect_calendar(ctx: Context) -> str:
-        def start(callback: str, state: str) -> str:
-            return f"{provider['url']}/authorize?redirect_uri={quote(callback, safe='')}&state={state}"
-
-        flows.append(await hitl.url_flow(ctx, "Connect your calendar", start))
-        return flows[-1].action
-
-    links = Links()
-    async with (
-        serve_app(fake_oauth_provider()) as provider_url,
-        serving(hitl) as url,
-        Client(url, mode=mode, elicitation_callback=links) as client,
-        httpx.AsyncClient(follow_redirects=True) as browser,
-        anyio.create_task_group() as tg,
-    ):
-        provider["url"] = provider_url
-        call = Call(tg, client, "connect_calendar", {})
-        asked = await links.next()
-        assert asked.url.startswith(f"{url.removesuffix('/mcp')}/elicit/go/")
-        landed = await browser.get(asked.url)
-        assert [r.status_code for r in landed.history] == [303, 302]
-        assert landed.history[0].headers["location"].startswith(f"{provider_url}/authorize?")
-        assert landed.url.path == "/elicit/cb"
-        assert landed.status_code == 200, landed.text
-        assert "All set" in landed.text
-        assert text_of(await call.result()) == "accept"
-
-        assert_refused(await browser.get(landed.url), 410, "This link was already used")
+            assert_refused(await browser.get(landed.url), 410, "This link was already used")
     assert flows == [Accepted(data={"code": "abc"}, content={"code": "abc"})]
 
 
@@ -811,21 +746,15 @@ async def test_an_oauth_flow_hands_the_tool_the_code_and_its_callback_works_once
 
 
 async def test_a_client_that_cannot_open_links_gets_the_link_through_the_model(mode: str) -> None:
-    hitl, answers = account_server()
+    hitl, answers = form_server()
     async with serving(hitl) as url, Client(url, mode=mode) as client, httpx.AsyncClient() as browser:
         base = url.removesuffix("/mcp")
-        pending = await client.call_tool("open_account", {})
-        assert pending.meta is not None
-        elicit_id = pending.meta["elicitationPending"]["elicitId"]
+        pending = await client.call_tool("fill_in", {})
         found = re.search(rf"{re.escape(base)}/elicit/f/[\w-]+", text_of(pending))
         assert found is not None, text_of(pending)
-        link = found[0]
-        done = await press(browser, link, await open_form(browser, link), "accept", GOOD)
-        assert done.status_code == 200, done.text
+        await send_good(browser, found[0])
         with anyio.fail_after(10):
-            result = await client.call_tool(
-                "sendElicitationResult", {"elicitId": elicit_id, "action": "accept", "content": {}}
-            )
+            result = await send_answer(client, pending_id(pending), "accept", {})
     assert not result.is_error, text_of(result)
     assert text_of(result) == "Accepted"
     assert_accepted_account(answers)
@@ -842,20 +771,16 @@ async def test_an_external_link_reaches_a_client_that_cannot_open_links_through_
         pending = await client.call_tool("pay", {"url": CHECKOUT})
         assert pending.meta is not None, text_of(pending)
         assert CHECKOUT in text_of(pending)
-        elicit_id = pending.meta["elicitationPending"]["elicitId"]
-        answer: dict[str, Any] = {"elicitId": elicit_id, "action": reply}
-        if reply == "accept":
-            answer["content"] = {}
         with anyio.fail_after(5):
-            result = await client.call_tool("sendElicitationResult", answer)
+            result = await send_answer(client, pending_id(pending), reply, {} if reply == "accept" else None)
     assert text_of(result) == outcome
     assert hitl.active_runs == 0
 
 
 async def test_with_the_error_policy_a_client_that_cannot_open_links_gets_an_error(mode: str) -> None:
-    hitl, answers = account_server(fallback="error")
+    hitl, answers = form_server(fallback="error")
     async with serving(hitl) as url, Client(url, mode=mode) as client:
-        result = await client.call_tool("open_account", {})
+        result = await client.call_tool("fill_in", {})
     assert result.is_error
     assert "The client did not declare that it can show links (URL mode)" in text_of(result)
     assert answers == []
@@ -873,10 +798,10 @@ async def test_secure_form_results_never_carry_secrets_in_the_clear() -> None:
     server = MCPServer("redaction")
     hitl = Elicitation(server, public_url="http://127.0.0.1:1")
 
-    async def answered(ctx: Any, question: Question, timeout: float) -> Answer:
+    async def answered(ctx: Any, run: Any, question: Question, timeout: float, own: Any = None) -> Answer:
         return Answer("accept", {"user": "ada", "password": "hunter2-secret"})
 
-    hitl._engine.ask = answered  # type: ignore[method-assign]
+    hitl._engine.asker.ask = answered  # type: ignore[method-assign]
     from types import SimpleNamespace
 
     ctx: Any = SimpleNamespace(request_context=SimpleNamespace())  # no auth: the principal is None
@@ -890,58 +815,29 @@ async def test_secure_form_results_never_carry_secrets_in_the_clear() -> None:
 async def test_a_link_minted_for_another_principal_is_refused_and_resumes_nothing(mode: str) -> None:
     from elicitkit._web.tokens import Link
 
-    hitl, answers = account_server()
-    links = Links()
-    async with asking(hitl, mode, links) as (url, client, browser, tg):
-        base = url.removesuffix("/mcp")
-        call = Call(tg, client, "open_account", {})
-        link = (await links.next()).url
-        page = await open_form(browser, link)
+    hitl, answers = form_server()
+    async with asking(hitl, mode) as scene:
+        call, link, page = await scene.open()
         real = hitl._tokens.read(link.rsplit("/", 1)[1], "form")
         # A genuine token, sealed by the server, for the same question but someone else.
         foreign = hitl._tokens.mint(Link(real.question_id, "mallory", "form", real.expires_at))
-        foreign_link = f"{base}/elicit/f/{foreign}"
-        assert_refused(await browser.get(foreign_link), 410, "already answered, or it has expired")
-        assert_refused(await press(browser, foreign_link, page, "accept", GOOD), 410, "already answered")
+        foreign_link = f"{scene.base}/elicit/f/{foreign}"
+        await assert_link_refused(scene, foreign_link, page, 410, "already answered, or it has expired")
         assert_open(hitl, call, answers)
-        done = await press(browser, link, page, "accept", GOOD)
-        assert done.status_code == 200, done.text
+        await send_good(scene.browser, link, page)
         assert text_of(await call.result()) == "Accepted"
     assert_accepted_account(answers)
 
 
 async def test_a_callback_from_a_browser_that_never_opened_the_link_is_refused(mode: str) -> None:
     """Whoever saw the authorize URL (the client, the model) cannot hand the tool a code of their own."""
-    server = MCPServer("forged-callback")
-    hitl = Elicitation(server, timeout=10)
-    flows: list[ElicitationResult[dict[str, str]]] = []
-
-    @server.tool()
-    async def sign_in(ctx: Context) -> str:
-        def start(callback: str, state: str) -> str:
-            return f"https://id.example.com/authorize?redirect_uri={quote(callback, safe='')}&state={state}"
-
-        flows.append(await hitl.url_flow(ctx, "Sign in", start))
-        return flows[-1].action
-
-    links = Links()
-    async with (
-        serving(hitl) as url,
-        Client(url, mode=mode, elicitation_callback=links) as client,
-        httpx.AsyncClient() as person,
-        httpx.AsyncClient() as attacker,
-        anyio.create_task_group() as tg,
-    ):
-        base = url.removesuffix("/mcp")
-        call = Call(tg, client, "sign_in", {})
-        go = await person.get((await links.next()).url)
-        [state] = parse_qs(urlsplit(go.headers["location"]).query)["state"]
-        forged = await attacker.get(f"{base}/elicit/cb", params={"state": state, "code": "ATTACKERS-OWN"})
+    hitl, flows = sign_in_server()
+    async with asking(hitl, mode) as scene, httpx.AsyncClient() as attacker:
+        call, state = await start_sign_in(scene)
+        forged = await attacker.get(f"{scene.base}/elicit/cb", params={"state": state, "code": "ATTACKERS-OWN"})
         assert_refused(forged, 403, "Open the link from the conversation again")
         assert_open(hitl, call, flows)
-        back = await person.get(f"{base}/elicit/cb", params={"state": state, "code": "the-real-one"})
-        assert back.status_code == 200, back.text
-        assert text_of(await call.result()) == "accept"
+        await come_back(scene, call, state, "the-real-one")
     assert flows == [Accepted(data={"code": "the-real-one"}, content={"code": "the-real-one"})]
 
 
@@ -951,68 +847,37 @@ async def test_with_page_identity_only_the_person_who_was_asked_can_use_the_link
     async def identity(request: PageRequest) -> str | None:
         return request.headers.get("x-test-user")  # stands in for a session cookie or SSO
 
-    hitl, answers = account_server(page_identity=identity)
-    links = Links()
-    async with (
-        serving(hitl) as url,
-        Client(url, mode=mode, elicitation_callback=links) as client,
-        httpx.AsyncClient(headers={"x-test-user": "bob"}) as bob,
-        httpx.AsyncClient() as browser,
-        anyio.create_task_group() as tg,
-    ):
-        call = Call(tg, client, "open_account", {})
-        link = (await links.next()).url
+    hitl, answers = form_server(page_identity=identity)
+    async with asking(hitl, mode) as scene, httpx.AsyncClient(headers={"x-test-user": "bob"}) as bob:
+        call = scene.call("fill_in")
+        link = (await scene.links.next()).url
         assert_refused(await bob.get(link), 403, "sent to someone else")
         assert_open(hitl, call, answers)
         # Unauthenticated here, the asked principal is None too: the person who was asked gets through.
-        page = await open_form(browser, link)
-        done = await press(browser, link, page, "accept", GOOD)
-        assert done.status_code == 200, done.text
+        await send_good(scene.browser, link)
         assert text_of(await call.result()) == "Accepted"
     assert_accepted_account(answers)
 
 
 async def test_a_second_tab_does_not_break_the_first(mode: str) -> None:
-    hitl, answers = account_server()
-    links = Links()
-    async with asking(hitl, mode, links) as (_, client, browser, tg):
-        call = Call(tg, client, "open_account", {})
-        link = (await links.next()).url
-        first_tab = await open_form(browser, link)
-        await open_form(browser, link)  # the person opens the link again
-        done = await press(browser, link, first_tab, "accept", GOOD)
-        assert done.status_code == 200, done.text
+    hitl, answers = form_server()
+    async with asking(hitl, mode) as scene:
+        call, link, first_tab = await scene.open()
+        await open_form(scene.browser, link)  # the person opens the link again
+        await send_good(scene.browser, link, first_tab)
         assert text_of(await call.result()) == "Accepted"
     assert_accepted_account(answers)
 
 
 async def test_the_pages_work_when_everything_is_mounted_under_a_path_prefix(mode: str) -> None:
-    from starlette.routing import Mount
-
-    hitl, answers = account_server()
-    mcp_app = hitl.http_app()
-
-    @asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with hitl.server.session_manager.run():
-            yield
-
-    parent = Starlette(routes=[Mount("/tools", app=mcp_app)], lifespan=lifespan)
-    links = Links()
-    async with serve_app(parent) as base:
-        hitl.public_url = f"{base}/tools"
-        async with (
-            Client(f"{base}/tools/mcp", mode=mode, elicitation_callback=links) as client,
-            httpx.AsyncClient() as browser,
-            anyio.create_task_group() as tg,
-        ):
-            call = Call(tg, client, "open_account", {})
-            link = (await links.next()).url
-            assert link.startswith(f"{base}/tools/elicit/f/")
-            page = await open_form(browser, link)
-            assert 'href="/tools/elicit/static/style.css"' in page.response.text
-            assert (await browser.get(f"{base}/tools/elicit/static/style.css")).status_code == 200
-            done = await press(browser, link, page, "accept", GOOD)
-            assert done.status_code == 200, done.text
-            assert text_of(await call.result()) == "Accepted"
+    hitl, answers = form_server()
+    parent = mounted(hitl.server, "/tools", hitl.http_app())
+    async with asking(hitl, mode, app=parent, under="/tools") as scene:
+        call, link, page = await scene.open()
+        assert scene.base.endswith("/tools")
+        assert link.startswith(f"{scene.base}/elicit/f/")
+        assert 'href="/tools/elicit/static/style.css"' in page.response.text
+        assert (await scene.browser.get(f"{scene.base}/elicit/static/style.css")).status_code == 200
+        await send_good(scene.browser, link, page)
+        assert text_of(await call.result()) == "Accepted"
     assert_accepted_account(answers)

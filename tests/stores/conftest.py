@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,15 @@ from tests.redis_server import RedisServer
 def unique_prefix() -> str:
     """Tests share one Redis; each keeps to its own keys and channels."""
     return f"test-{uuid.uuid4().hex}:"
+
+
+def shared_redis(request: pytest.FixtureRequest) -> dict[str, str]:
+    """Where the session's one Redis is, and a key prefix of this test's own.
+
+    Only Redis-backed parameters ask for the server, so the others never start it.
+    """
+    server: RedisServer = request.getfixturevalue("redis_server")
+    return {"url": server.url, "prefix": unique_prefix()}
 
 
 @pytest.fixture(params=["memory", "sqlite", "redis"])
@@ -32,12 +42,9 @@ async def store(store_kind: str, tmp_path: Path, request: pytest.FixtureRequest)
     else:
         from elicitkit.stores.redis import RedisStore
 
-        server: RedisServer = request.getfixturevalue("redis_server")
-        opened = RedisStore(server.url, prefix=unique_prefix())
-    try:
+        opened = RedisStore(**shared_redis(request))
+    async with aclosing(opened):
         yield opened
-    finally:
-        await opened.aclose()
 
 
 @pytest.fixture(params=["memory", "redis"])
@@ -53,9 +60,6 @@ async def broker(broker_kind: str, request: pytest.FixtureRequest) -> AsyncItera
     else:
         from elicitkit.stores.redis import RedisBroker
 
-        server: RedisServer = request.getfixturevalue("redis_server")
-        opened = RedisBroker(server.url, prefix=unique_prefix())
-    try:
+        opened = RedisBroker(**shared_redis(request))
+    async with aclosing(opened):
         yield opened
-    finally:
-        await opened.aclose()

@@ -1,0 +1,186 @@
+"""Scenes the engine tests share: small servers whose tools record what they went through, and the ways in.
+
+The servers and clients are real (the SDK's in-memory pipe, or uvicorn over
+streamable HTTP through `elicitkit.testing`); only the people are scripted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import anyio
+from mcp import Client
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import CallToolResult, InputRequiredResult, TextContent
+from starlette.applications import Starlette
+from starlette.routing import Mount
+from starlette.types import ASGIApp
+
+from elicitkit import Accepted, Elicitation, ElicitationTimeout
+from elicitkit.testing import ScriptedHuman, accept, serve_http
+
+ERAS = {"legacy": "2025-11-25", "auto": "2026-07-28"}
+Transport = Literal["memory", "http"]
+
+
+def text_of(result: CallToolResult) -> str:
+    return " ".join(c.text for c in result.content if isinstance(c, TextContent))
+
+
+def assert_idle(hitl: Elicitation) -> None:
+    assert hitl.active_runs == 0
+    assert hitl.pending_questions == 0
+
+
+async def settled(hitl: Elicitation) -> None:
+    """Assert idle only once every task has had its turn: a cancelled body unwinds after its caller returns."""
+    await anyio.wait_all_tasks_blocked()
+    assert_idle(hitl)
+
+
+async def reached(event: anyio.Event, within: float = 5) -> None:
+    with anyio.fail_after(within):
+        await event.wait()
+
+
+def new_server(name: str = "t", **options: Any) -> tuple[MCPServer, Elicitation]:
+    server = MCPServer(name)
+    return server, Elicitation(server, **options)
+
+
+# --- ways in -----------------------------------------------------------------------------------------
+
+
+@asynccontextmanager
+async def serving(hitl: Elicitation) -> AsyncIterator[str]:
+    """Serve over real streamable HTTP, with elicitkit's own links pointing at it; yield the MCP URL."""
+    async with serve_http(hitl.server) as url:
+        hitl.public_url = url.removesuffix("/mcp")
+        yield url
+
+
+@asynccontextmanager
+async def connect(server: MCPServer, transport: Transport, mode: str, **options: Any) -> AsyncIterator[Client]:
+    """A client reaching `server` through the SDK's in-memory pipe or over real streamable HTTP."""
+    if transport == "memory":
+        async with Client(server, mode=mode, **options) as client:
+            yield client
+    else:
+        async with serve_http(server) as url, Client(url, mode=mode, **options) as client:
+            yield client
+
+
+def mounted(server: MCPServer, under: str, app: ASGIApp) -> Starlette:
+    """`app` mounted `under` a path in a parent app.
+
+    Starlette never runs a mounted app's lifespan, so the parent's runs the server's sessions.
+    """
+
+    @asynccontextmanager
+    async def lifespan(parent: Starlette) -> AsyncIterator[None]:
+        async with server.session_manager.run():
+            yield
+
+    return Starlette(routes=[Mount(under, app=app)], lifespan=lifespan)
+
+
+def by_hand(target: MCPServer | str) -> Client:
+    """A 2026-07-28 client that declares forms while the test answers every round itself.
+
+    Its person has no script: being asked at all fails the test.
+    """
+    return Client(target, mode="auto", elicitation_callback=ScriptedHuman())
+
+
+@dataclass(frozen=True)
+class Rounds:
+    """One tool call on 2026-07-28 with its rounds driven by hand, through whichever client the test picks."""
+
+    tool: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+    async def start(self, client: Client) -> InputRequiredResult:
+        result = await client.session.call_tool(self.tool, self.arguments, allow_input_required=True)
+        assert isinstance(result, InputRequiredResult), result
+        return result
+
+    async def answer(
+        self, client: Client, previous: InputRequiredResult, value: Any = None, **overrides: Any
+    ) -> CallToolResult | InputRequiredResult:
+        """Accept every question in `previous` with `value`; `overrides` replace the responses or the state."""
+        responses = {key: accept({"value": value}) for key in previous.input_requests or {}}
+        params: dict[str, Any] = {"input_responses": responses, "request_state": previous.request_state} | overrides
+        return await client.session.call_tool(self.tool, self.arguments, allow_input_required=True, **params)
+
+
+def pending_id(result: CallToolResult) -> str:
+    """The elicitId of the question a result hands to the model, for a client that cannot show forms."""
+    elicit_id: str = (result.meta or {})["elicitationPending"]["elicitId"]
+    return elicit_id
+
+
+async def send_answer(
+    client: Client, elicit_id: str, action: str, content: dict[str, Any] | None = None
+) -> CallToolResult:
+    """Answer as the model does for such a client: through the system tool, under its default name."""
+    answer: dict[str, Any] = {"elicitId": elicit_id, "action": action}
+    if content is not None:
+        answer["content"] = content
+    return await client.call_tool("sendElicitationResult", answer)
+
+
+# --- servers -----------------------------------------------------------------------------------------
+
+Question = Callable[[Elicitation, Context], Awaitable[object]]
+
+
+@dataclass(frozen=True)
+class Watched:
+    """A server whose tool `ask` puts one question and records how the wait ended."""
+
+    server: MCPServer
+    hitl: Elicitation
+    timed_out: anyio.Event
+    cancelled: anyio.Event
+
+
+def watched_server(question: Question, server: MCPServer | None = None, **options: Any) -> Watched:
+    """`ask` returns "answered" or "timed out after N"; a cancellation is recorded, then goes on unwinding."""
+    server = server or MCPServer("t")
+    scene = Watched(server, Elicitation(server, **options), anyio.Event(), anyio.Event())
+
+    @server.tool()
+    async def ask(ctx: Context) -> str:
+        try:
+            await question(scene.hitl, ctx)
+        except ElicitationTimeout as exc:
+            scene.timed_out.set()
+            return f"timed out after {exc.timeout}"
+        except anyio.get_cancelled_exc_class():
+            scene.cancelled.set()
+            raise
+        return "answered"
+
+    return scene
+
+
+def two_step_server() -> tuple[MCPServer, Elicitation, dict[str, int]]:
+    """A tool `ship` that asks twice; `counts` records how often each stretch of its body ran."""
+    server, hitl = new_server("two-step")
+    counts = {"started": 0, "after_first": 0, "finished": 0}
+
+    @server.tool()
+    async def ship(version: str, ctx: Context) -> str:
+        counts["started"] += 1
+        first = await hitl.confirm(ctx, f"Ship {version}?")
+        counts["after_first"] += 1
+        second = await hitl.text(ctx, "Release note?")
+        counts["finished"] += 1
+        assert isinstance(first, Accepted)
+        assert isinstance(second, Accepted)
+        return f"{version} shipped={first.data} note={second.data}"
+
+    return server, hitl, counts
