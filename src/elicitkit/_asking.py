@@ -149,6 +149,7 @@ class _Exchange:
                 route=question.route,
                 replayed=question.replayed,
                 secret_fields=question.secret_fields,
+                arguments=run.arguments if run is not None else None,
                 ctx=self.ctx,
             )
             return info

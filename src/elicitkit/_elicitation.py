@@ -237,6 +237,10 @@ class Elicitation(AskHelpers, UrlMode, HookMethods):
         """Questions currently waiting for an answer."""
         return self._engine.registry.pending_questions
 
+    def principal(self, ctx: Context[Any, Any]) -> str | None:
+        """Who is calling, as elicitkit binds questions and answers to them (None when unauthenticated)."""
+        return _mcp.principal(_mcp.request_context(ctx))
+
     def supports(self, ctx: Context[Any, Any], mode: Mode = "form") -> bool:
         """True when this request's client can show `mode` elicitations itself (overrides applied)."""
         return self._engine.policy.native_possible(_mcp.request_context(ctx), mode)

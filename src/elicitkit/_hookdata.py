@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -28,6 +29,7 @@ class QuestionInfo:
         schema: the `requestedSchema` (no properties for a plain link).
         mode: `"form"` or `"url"`.
         tool: the tool that asks (None outside a tool call elicitkit saw).
+        arguments: the arguments that tool was called with (None outside a tool call elicitkit saw).
         run_id: the run, which may span several requests (None for a run that is not journaled).
         principal: the authenticated caller, as the SDK reports it.
         node: this node's id.
@@ -48,6 +50,7 @@ class QuestionInfo:
     route: RouteName | None = None
     replayed: bool = False
     secret_fields: tuple[str, ...] = ()
+    arguments: Mapping[str, Any] | None = field(default=None, repr=False)
     ctx: Any = field(default=None, repr=False, compare=False)
 
 

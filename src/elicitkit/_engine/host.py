@@ -94,6 +94,7 @@ class RunHost:
             hosting=hosting,
         )
         self.registry.runs[run.id] = run
+        run.arguments = arguments
         if host is None:
             token = current_run.set(run)
             try:
@@ -101,7 +102,6 @@ class RunHost:
             finally:
                 current_run.reset(token)
                 self.registry.runs.pop(run.id, None)
-        run.arguments = arguments
         await self.store_run(run)
         run.rctx = rctx
         host.start_soon(self.drive, run, rctx, call_next)
