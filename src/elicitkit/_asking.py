@@ -70,24 +70,13 @@ class Asking:
                     reviewed = hooks.before_answer(one.describe(), result)
                     result = await reviewed if pending(reviewed) else reviewed
         except Exception as exc:
-            outcome = Outcome(None, exc, trail.seconds)
-            trail.finish(outcome)
-            if hooks is not None and hooks.has("after_answer"):
-                observing = hooks.observe("after_answer", one.describe(), outcome)
-                if observing is not None:
-                    await observing
+            await one.ended(Outcome(None, exc, trail.seconds))
             raise
         except BaseException as exc:
             # The call itself is being cancelled: record it, but run no observer in a cancelled task.
-            trail.finish(Outcome(None, exc, trail.seconds))
+            one.ended_now(Outcome(None, exc, trail.seconds))
             raise
-        outcome = Outcome(result, None, trail.seconds)
-        trail.finish(outcome)
-        if hooks is not None and hooks.has("after_answer"):
-            observing = hooks.observe("after_answer", one.describe(), outcome)
-            if observing is not None:
-                await observing
-        question.watcher = None  # no reference cycle outlives the question
+        await one.ended(Outcome(result, None, trail.seconds))
         return result
 
 
@@ -163,6 +152,20 @@ class _Exchange:
         if info.schema is not question.schema.wire:
             object.__setattr__(info, "schema", question.schema.wire)
         return info
+
+    def ended_now(self, outcome: Outcome) -> None:
+        """Record the outcome; drop the question's link back to this exchange (no cycle outlives it)."""
+        self.trail.finish(outcome)
+        self.question.watcher = None
+
+    async def ended(self, outcome: Outcome) -> None:
+        """Record the outcome and tell the `after_answer` observers."""
+        self.ended_now(outcome)
+        hooks = self.hooks
+        if hooks is not None and hooks.has("after_answer"):
+            observing = hooks.observe("after_answer", self.describe(), outcome)
+            if observing is not None:
+                await observing
 
     def watch(self, question: Question, stage: Stage) -> Awaitable[None] | None:
         self.trail.reached(stage)
