@@ -283,3 +283,125 @@ async def test_hooks_run_again_for_journaled_answers_when_another_node_replays_t
     assert isinstance(final, CallToolResult)
     assert logs[0] == ["asked Name?", "answer Name? replayed=False", "asked Sure?"]
     assert logs[1] == ["answer Name? replayed=True", "answer Sure? replayed=True"]
+
+
+async def test_a_route_filtered_veto_holds_when_another_node_replays_the_run(tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path / 'state.db'}"
+
+    def node() -> MCPServer:
+        server = MCPServer("replay")
+        hitl = Elicitation(server, store=store, secret="hooks-replay-secret-0123456789abcdef0123")
+
+        @server.tool()
+        async def order(ctx: Context) -> str:
+            name = await hitl.text(ctx, "Name?")
+            sure = await hitl.confirm(ctx, "Sure?")
+            return f"{name.action} {sure.action}"
+
+        @hitl.before_answer(routes={"mrtr"})
+        def no_names(question: QuestionInfo, result: ElicitationResult[Any]) -> ElicitationResult[Any] | None:
+            return Declined(reason="names are not kept") if question.message == "Name?" else None
+
+        return server
+
+    forms = ScriptedHuman()
+    async with (
+        Client(node(), mode="auto", elicitation_callback=forms) as first,
+        Client(node(), mode="auto", elicitation_callback=forms) as second,
+    ):
+        asked = await first.session.call_tool("order", {}, allow_input_required=True)
+        assert isinstance(asked, InputRequiredResult)
+        answers = {key: accept({"value": "Ada"}) for key in asked.input_requests or {}}
+        then = await first.session.call_tool(
+            "order", {}, input_responses=answers, request_state=asked.request_state, allow_input_required=True
+        )
+        assert isinstance(then, InputRequiredResult)
+        answers = {key: accept({"value": True}) for key in then.input_requests or {}}
+        final = await second.session.call_tool(
+            "order", {}, input_responses=answers, request_state=then.request_state, allow_input_required=True
+        )
+    assert isinstance(final, CallToolResult)
+    assert final.content[0].text == "decline accept"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_filter_that_raises_fails_closed_where_hooks_veto_and_is_skipped_where_they_observe(
+    mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    s = scene("native" if mode == "legacy" else "mrtr", mode)
+    s.hitl.after_answer(when=lambda q: 1 / 0 > 0)(lambda q, o: None)
+    s.hitl.after_ask(when=lambda q: 1 / 0 > 0)(lambda q, stage: None)
+    assert await ask(s) == "accepted True"  # broken observers' filters lose nothing
+    assert "ZeroDivisionError" in caplog.text
+
+    vetoing = scene("native" if mode == "legacy" else "mrtr", mode)
+    vetoing.hitl.before_answer(when=lambda q: 1 / 0 > 0)(lambda q, r: None)
+    assert await ask(vetoing) == "vetoed: A policy check failed, so the answer was withheld"
+
+
+def test_an_async_filter_is_refused_when_registered() -> None:
+    s = scene("native", "legacy")
+
+    async def when(question: QuestionInfo) -> bool:
+        return True
+
+    with pytest.raises(TypeError, match="not async"):
+        s.hitl.after_answer(when=when)(lambda q, o: None)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_what_hooks_are_handed_cannot_be_changed_through_it(mode: str) -> None:
+    s = scene("native" if mode == "legacy" else "mrtr", mode)
+    tried: list[str] = []
+
+    @s.hitl.before_ask
+    def meddle(question: QuestionInfo) -> None:
+        for mapping in (question.schema, question.arguments):
+            assert mapping is not None
+            with pytest.raises(TypeError):
+                mapping["approved"] = "x"  # type: ignore[index]
+            tried.append("refused")
+        with pytest.raises(AttributeError):
+            question.message = "changed"  # type: ignore[misc]
+
+    assert await ask(s) == "accepted True"
+    assert tried == ["refused", "refused"]
+    assert s.person.seen == ["Deploy v2?"]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_an_around_hook_that_returns_no_result_or_asks_twice_fails_closed(mode: str) -> None:
+    forgetful = scene("native" if mode == "legacy" else "mrtr", mode)
+
+    @forgetful.hitl.around
+    async def forgets_to_return(question: QuestionInfo, call_next: Any) -> None:
+        await call_next()
+
+    assert await ask(forgetful) == "vetoed: A policy check failed, so the answer was withheld"
+
+    greedy = scene("native" if mode == "legacy" else "mrtr", mode)
+
+    @greedy.hitl.around
+    async def asks_twice(question: QuestionInfo, call_next: Any) -> ElicitationResult[Any]:
+        await call_next()
+        return await call_next()
+
+    assert await ask(greedy) == "vetoed: A policy check failed, so the answer was withheld"
+    assert greedy.person.seen == ["Deploy v2?"]  # the person was asked once
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_an_around_hook_lets_an_error_of_the_asking_itself_through_unchanged(mode: str) -> None:
+    async def broken_handler(ctx: Any, question: Any) -> Any:
+        raise ConnectionError("approval service unreachable")
+
+    s = scene("handler", mode, fallback=broken_handler)
+
+    @s.hitl.around
+    async def timing(question: QuestionInfo, call_next: Any) -> ElicitationResult[Any]:
+        return await call_next()
+
+    async with Client(s.server, mode=mode) as client:
+        result = await client.call_tool("deploy", {})
+    assert result.is_error
+    assert "policy check" not in result.content[0].text  # type: ignore[union-attr]

@@ -6,6 +6,7 @@ the link the client was given, reads the form, and presses a button.
 
 from __future__ import annotations
 
+import logging
 import re
 import secrets
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -881,3 +882,18 @@ async def test_the_pages_work_when_everything_is_mounted_under_a_path_prefix(mod
         await send_good(scene.browser, link, page)
         assert text_of(await call.result()) == "Accepted"
     assert_accepted_account(answers)
+
+
+async def test_an_oauth_code_reaches_the_tool_but_never_the_audit_log(
+    mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="elicitkit.audit")
+    hitl, flows = sign_in_server()
+    async with asking(hitl, mode) as scene:
+        call, state = await start_sign_in(scene)
+        await come_back(scene, call, state, "OAUTH-CODE-never-logged")
+    assert flows == [Accepted(data={"code": "OAUTH-CODE-never-logged"}, content={"code": "OAUTH-CODE-never-logged"})]
+    answered = [r.audit for r in caplog.records if r.name == "elicitkit.audit" and r.audit["event"] == "answer"]  # type: ignore[attr-defined]
+    assert answered[-1]["fields"] == ["code"]
+    assert "OAUTH-CODE" not in caplog.text
+    assert all("OAUTH-CODE" not in repr(getattr(r, "audit", "")) for r in caplog.records)

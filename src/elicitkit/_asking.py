@@ -8,6 +8,7 @@ each build a question and say how an answer becomes the tool's result;
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from types import MappingProxyType
 from typing import Any
 
 from mcp.server.context import ServerRequestContext
@@ -95,6 +96,7 @@ class _Exchange:
         "rewritable",
         "run",
         "trail",
+        "wire",
     )
 
     def __init__(
@@ -119,6 +121,8 @@ class _Exchange:
         self.rewritable = rewritable
         self.run = run
         self.described: QuestionInfo | None = None
+        self.wire = question.schema.wire
+        """The schema dict `described.schema` is a view of."""
         self.trail = asking.audit.start(question, self.describe)
 
     def describe(self) -> QuestionInfo:
@@ -129,7 +133,7 @@ class _Exchange:
             info = self.described = QuestionInfo(
                 id=question.id,
                 message=question.message,
-                schema=question.schema.wire,
+                schema=MappingProxyType(question.schema.wire),
                 mode=question.mode,
                 tool=run.tool if run is not None else None,
                 run_id=run.id if run is not None and run.hosted else None,
@@ -138,7 +142,7 @@ class _Exchange:
                 route=question.route,
                 replayed=question.replayed,
                 secret_fields=question.secret_fields,
-                arguments=run.arguments if run is not None else None,
+                arguments=MappingProxyType(run.arguments) if run is not None else None,
                 ctx=self.ctx,
             )
             return info
@@ -149,8 +153,9 @@ class _Exchange:
             object.__setattr__(info, "replayed", question.replayed)
         if info.message is not question.message:
             object.__setattr__(info, "message", question.message)
-        if info.schema is not question.schema.wire:
-            object.__setattr__(info, "schema", question.schema.wire)
+        if self.wire is not question.schema.wire:
+            self.wire = question.schema.wire
+            object.__setattr__(info, "schema", MappingProxyType(self.wire))
         return info
 
     def ended_now(self, outcome: Outcome) -> None:

@@ -10,8 +10,10 @@ outcome, and time to answer. Without an OpenTelemetry SDK configured, spans
 and metrics are no-ops; without a handler on `elicitkit.audit`, so are logs.
 
 Nothing secret is recorded: answers are recorded with `SecretStr` fields
-redacted (as `Accepted.content` has them), and never in spans, which often
-leave the organisation; links, which are bearer tokens, are never recorded.
+redacted (as `Accepted.content` has them), a third-party flow's callback
+parameters (`url_flow`: authorization codes, tokens) only by name, and answers
+never in spans, which often leave the organisation; links, which are bearer
+tokens, are never recorded. Replayed answers are not counted again in metrics.
 """
 
 from __future__ import annotations
@@ -114,9 +116,11 @@ class Audited:
         route, mode = str(self._question.route), self._question.mode
         if self._sent:
             _open.add(-1, {"route": route, "mode": mode})
-        labels = {"route": route, "mode": mode, "outcome": name}
-        _answers.add(1, labels)
-        _duration.record(outcome.seconds, labels)
+        if not self._question.replayed:  # a replayed answer is not a new one
+            labels = {"route": route, "mode": mode, "outcome": name}
+            _answers.add(1, labels)
+            if self._sent:  # time to answer: only for questions a person was asked
+                _duration.record(outcome.seconds, labels)
         span = self._span
         if span.is_recording():
             span.set_attributes({**_attributes(self._describe()), "elicitkit.outcome": name})
@@ -129,7 +133,9 @@ class Audited:
             info = self._describe()
             facts = {"event": "answer", **_facts(info), "outcome": name, "seconds": round(outcome.seconds, 6)}
             result = outcome.result
-            if isinstance(result, Accepted):
+            if isinstance(result, Accepted) and self._question.content_private:
+                facts["fields"] = sorted(result.content)  # a third party's callback: codes and tokens stay out
+            elif isinstance(result, Accepted):
                 facts["content"] = json.loads(json.dumps(result.content, default=str))
             elif isinstance(result, Declined) and result.reason:
                 facts["reason"] = result.reason

@@ -26,10 +26,11 @@ class QuestionInfo:
     Attributes:
         id: the question's id (`elicitationId` / input-request key on the wire).
         message: the question as the person reads it.
-        schema: the `requestedSchema` (no properties for a plain link).
+        schema: the `requestedSchema` (no properties for a plain link); a read-only view.
         mode: `"form"` or `"url"`.
         tool: the tool that asks (None outside a tool call elicitkit saw).
-        arguments: the arguments that tool was called with (None outside a tool call elicitkit saw).
+        arguments: the arguments that tool was called with, a read-only view (None outside a tool call
+            elicitkit saw). Nested values are shared with the run: never change them.
         run_id: the run, which may span several requests (None for a run that is not journaled).
         principal: the authenticated caller, as the SDK reports it.
         node: this node's id.
@@ -41,7 +42,7 @@ class QuestionInfo:
 
     id: str
     message: str
-    schema: dict[str, Any]
+    schema: Mapping[str, Any]
     mode: Mode
     tool: str | None
     run_id: str | None

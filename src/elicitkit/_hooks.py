@@ -27,9 +27,9 @@ hook sees what the previous one made of the question or result. Hooks run in
 the tool body's own task, on the node that holds the run, so every route (the
 client's form, a 2026-07-28 retry, the model fallback, a handler, elicitkit's
 pages) reaches the same points. When a run is replayed from its journal its
-questions are not asked again (no `after_ask`), but `before_ask`,
-`before_answer` and `after_answer` run again (`question.replayed` says so), so
-a rewrite or veto holds on every replay.
+questions are not asked again (no `after_ask`), but the other points run
+again (from `before_answer` on, `question.replayed` says so), so a rewrite or
+veto holds on every replay.
 
 A `before_*` or `around` hook that raises fails closed: `ElicitationVetoed`
 raised on purpose reaches the tool (and the model) with its reason; any other
@@ -44,6 +44,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Collection
+from contextlib import suppress
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -62,6 +63,9 @@ logger = logging.getLogger("elicitkit")
 HookPoint = Literal["around", "before_ask", "after_ask", "before_answer", "after_answer"]
 
 _inside_hook: ContextVar[bool] = ContextVar("elicitkit_inside_hook", default=False)
+_VETO_POINTS: frozenset[HookPoint] = frozenset({"around", "before_ask", "before_answer"})
+_PASSING = "_elicitkit_from_call_next"
+"""Marks an exception that the asking itself raised, on its way out through `around` hooks."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +164,8 @@ class Hooks:
         for name, values in (("tools", tools), ("modes", modes), ("routes", routes)):
             if isinstance(values, str):
                 raise TypeError(f"{name}= takes a collection of names, not the string {values!r}")
+        if when is not None and (inspect.iscoroutinefunction(when) or not callable(when)):
+            raise TypeError("when= takes a plain (not async) function of the question, returning True or False")
         if tools is not None or modes is not None or routes is not None or when is not None:
             self._unfiltered.discard(point)
         is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__)
@@ -184,7 +190,17 @@ class Hooks:
         hooks = self._hooks[point]
         if point in self._unfiltered:
             return hooks
-        return [hook for hook in hooks if hook.wants(question)]
+        wanted = []
+        for hook in hooks:
+            try:
+                if hook.wants(question):
+                    wanted.append(hook)
+            except Exception as exc:
+                # A broken filter is a broken hook: it fails closed where a hook may veto, else it is skipped.
+                if point in _VETO_POINTS:
+                    raise _vetoed(hook, point, exc) from exc
+                _observer_failed(point, hook)
+        return wanted
 
     def has(self, point: HookPoint) -> bool:
         """Whether any hook is registered at `point` (filters aside)."""
@@ -200,14 +216,31 @@ class Hooks:
     def _wrap(
         self, hook: _Hook, call_next: Callable[[], Awaitable[ElicitationResult[Any]]], question: QuestionInfo
     ) -> Callable[[], Awaitable[ElicitationResult[Any]]]:
+        calls = 0
+
+        async def inner() -> ElicitationResult[Any]:
+            nonlocal calls
+            calls += 1
+            if calls > 1:  # the hook's mistake, so not marked as passing through: it fails closed
+                raise RuntimeError("call_next() was called twice: an around hook asks its question once")
+            try:
+                return await call_next()
+            except BaseException as exc:
+                # What the rest of the way raised passes through this hook unchanged: it is not the hook's fault.
+                with suppress(AttributeError):
+                    setattr(exc, _PASSING, True)
+                raise
+
         async def wrapped() -> ElicitationResult[Any]:
             try:
-                result: ElicitationResult[Any] = await _call(hook, question, call_next)
+                result = await _call(hook, question, inner)
             except ElicitationError:
                 raise
             except Exception as exc:
+                if getattr(exc, _PASSING, False):
+                    raise
                 raise _vetoed(hook, "around", exc) from exc
-            return result
+            return _replacement(hook, result, None, "around")
 
         return wrapped
 
@@ -341,12 +374,16 @@ async def _observe_rest(
             _observer_failed(point, later)
 
 
-def _replacement(hook: _Hook, replaced: Any, result: ElicitationResult[Any]) -> ElicitationResult[Any]:
-    if replaced is None:
+def _replacement(
+    hook: _Hook, replaced: Any, result: ElicitationResult[Any] | None, point: HookPoint = "before_answer"
+) -> ElicitationResult[Any]:
+    """What a hook hands back instead of `result` (None keeps it); anything but a result fails closed."""
+    if replaced is None and result is not None:
         return result
     if getattr(replaced, "action", None) not in ("accept", "decline", "cancel"):
-        exc = TypeError(f"a before_answer hook returns Accepted, Declined, Cancelled or None, not {replaced!r}")
-        raise _vetoed(hook, "before_answer", exc) from exc
+        allowed = "Accepted, Declined, Cancelled or None" if result is not None else "the result of call_next()"
+        exc = TypeError(f"the {point} hook must return {allowed}, not {replaced!r}")
+        raise _vetoed(hook, point, exc) from exc
     new: ElicitationResult[Any] = replaced
     return new
 

@@ -182,6 +182,7 @@ class UrlMode:
         go = self._tokens.mint(Link(question_id, principal, "go", _link_expiry(limit), target=target))
         url = f"{self._base()}/elicit/go/{go}"
         question = self._url_question(message, url, _NO_FIELDS, limit, observable=True, question_id=question_id)
+        question.content_private = True
 
         def convert(_: Question, answer: Answer) -> ElicitationResult[Any]:
             content = answer.content if isinstance(answer.content, Mapping) else {}

@@ -244,6 +244,9 @@ class Asker:
             replayed = reusable_answer(entry, question.digest)
             if replayed is not None:
                 question.replayed = True
+                # The route it would take now, so hooks and the audit trail filter a replay like the original.
+                with suppress(ElicitationNotSupported):
+                    question.route = self.choose(rctx, run, question).name
                 return replayed
             if entry is not None:
                 logger.info(

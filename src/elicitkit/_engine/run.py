@@ -76,6 +76,8 @@ class Question:
     """A URL question elicitkit's own page or callback completes (the client's accept only acknowledges it)."""
     state: QuestionState = QuestionState.OPEN
     secret_fields: tuple[str, ...] = ()
+    content_private: bool = False
+    """Its answer is a third party's callback (`url_flow`): the audit trail records the parameters' names only."""
     route: RouteName | None = None
     """Set when the question is put (None before, and when answered from the journal)."""
     caller: tuple[str | None, object] = (None, None)
