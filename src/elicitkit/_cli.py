@@ -1,5 +1,7 @@
 """The `elicitkit` command.
 
+`elicitkit call SERVER TOOL` calls a tool, answering its questions at the
+terminal (`elicitkit._term`); `elicitkit tools SERVER` lists tools.
 `elicitkit demo` runs the deploy-desk example (examples/deploy_desk.py, which
 the wheel ships as elicitkit/_examples/deploy_desk.py) against a scripted person
 on both MCP protocol eras and prints what each side said.
@@ -13,6 +15,7 @@ import json
 import logging
 import sys
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -144,7 +147,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     demo = commands.add_parser("demo", help="run the deploy-desk example against a scripted person on both eras")
     demo.add_argument("--server", help="path to a module defining `server` (default: the deploy-desk example)")
+    server_help = "an http(s)://…/mcp URL, or the command line that starts a stdio server (quote it)"
+    protocol_help = "the protocol revision to speak (default: the newest the server speaks)"
+    call = commands.add_parser("call", help="call a tool, answering its questions at this terminal")
+    call.add_argument("server", metavar="SERVER", help=server_help)
+    call.add_argument("tool", metavar="TOOL")
+    call.add_argument("--arg", action="append", default=[], metavar="KEY=VALUE", help="an argument (JSON or text)")
+    call.add_argument("--args", metavar="JSON", help="all arguments as one JSON object")
+    call.add_argument("--protocol", choices=["auto", "2025-11-25", "2026-07-28"], default="auto", help=protocol_help)
+    call.add_argument("--json", action="store_true", help="print the raw result as JSON (for scripts)")
+    call.add_argument("--answers", metavar="FILE", help="answer questions from a JSON list of {action, content}")
+    tools = commands.add_parser("tools", help="list a server's tools and their input schemas")
+    tools.add_argument("server", metavar="SERVER", help=server_help)
+    tools.add_argument("--protocol", choices=["auto", "2025-11-25", "2026-07-28"], default="auto", help=protocol_help)
+    tools.add_argument("--json", action="store_true", help="print the raw tools/list result as JSON")
     args = parser.parse_args(argv)
+    if args.command in ("call", "tools"):
+        return _client_command(parser, args)
 
     if args.command == "demo":
         path = _find_example(args.server)
@@ -157,6 +176,50 @@ def main(argv: Sequence[str] | None = None) -> int:
         anyio.run(_demo, server, print)
         print("\nSame tool code on both eras, with or without forms; every answer validated before the tool saw it.")
     return 0
+
+
+def _client_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    try:
+        from rich.console import Console
+
+        from elicitkit._term import call as term
+    except ImportError:  # pragma: no cover - depends on the installation
+        raise SystemExit("elicitkit call needs the terminal extras: pip install 'elicitkit[cli]'") from None
+    console = Console(stderr=args.json)  # with --json, stdout carries only the result
+    logging.getLogger("mcp").setLevel(logging.WARNING)
+    try:
+        if args.command == "tools":
+            return anyio.run(
+                lambda: term.list_tools(args.server, protocol=args.protocol, raw=args.json, console=console)
+            )
+        term.parse_arguments(args.arg, args.args)  # malformed ones are refused before connecting
+        answers = _answers(args.answers)
+        options = {"protocol": args.protocol, "raw": args.json, "answers": answers, "console": console}
+        return anyio.run(partial(term.call, args.server, args.tool, args.arg, args.args, **options))
+    except ValueError as exc:
+        console.print(f"elicitkit {args.command}: {exc}", style="red", markup=False)
+        return 2
+    except KeyboardInterrupt:
+        console.print("Interrupted.")
+        return 130
+    except Exception as exc:  # a server that cannot be reached or fails the call: one clear line, no traceback
+        cause: BaseException = exc
+        while isinstance(cause, BaseExceptionGroup) and len(cause.exceptions) == 1:
+            cause = cause.exceptions[0]  # the SDK's task groups wrap the one error that matters
+        console.print(f"elicitkit {args.command}: {type(cause).__name__}: {cause}", style="red", markup=False)
+        return 3
+
+
+def _answers(path: str | None) -> list[Any] | None:
+    if path is None:
+        return None
+    try:
+        loaded = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"--answers: cannot read {path}: {exc}") from None
+    if not isinstance(loaded, list):
+        raise ValueError("--answers takes a JSON list of {action, content} objects")
+    return loaded
 
 
 if __name__ == "__main__":  # pragma: no cover
