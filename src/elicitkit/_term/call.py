@@ -79,6 +79,10 @@ class _ServerLog:
         fd, self.path = tempfile.mkstemp(prefix="elicitkit-server-", suffix=".log")
         self.file: TextIO = os.fdopen(fd, "w", encoding="utf-8")
 
+    def discard(self) -> None:
+        self.file.close()
+        Path(self.path).unlink(missing_ok=True)
+
     def tail(self, lines: int = 15) -> str:
         self.file.flush()
         text = Path(self.path).read_text(encoding="utf-8", errors="replace")
@@ -102,8 +106,7 @@ async def _connected(
         raise
     finally:
         if log is not None:
-            log.file.close()
-            Path(log.path).unlink(missing_ok=True)
+            log.discard()
 
 
 def _client(
