@@ -160,7 +160,9 @@ async def call(
             raise ValueError(f"the server has no tool {tool!r} (it has: {known})")
         arguments = parse_arguments(pairs, raw_arguments, listed[tool].input_schema)
         if not raw:
-            console.print(f"[dim]{escape(tool)} on {escape(spec)} (MCP {client.protocol_version})[/dim]")
+            console.print(
+                f"[dim]{escape(tool)} on {escape(spec)} (MCP {client.protocol_version})[/dim]", soft_wrap=True
+            )
         result = await client.call_tool(tool, arguments, progress_callback=progress)
     _show(result, raw, console)
     return 1 if result.is_error else 0
@@ -171,7 +173,7 @@ async def list_tools(spec: str, *, protocol: str, raw: bool, console: Console) -
     async with _connected(spec, protocol, console, None) as client:
         listed = await client.list_tools()
     if raw:
-        console.print_json(listed.model_dump_json(by_alias=True, exclude_none=True))
+        print(listed.model_dump_json(by_alias=True, exclude_none=True))
         return 0
     table = Table("tool", "description", "input", show_lines=True)
     for tool in listed.tools:
@@ -200,5 +202,8 @@ def _show(result: CallToolResult, raw: bool, console: Console) -> None:
             console.print(escape(item.text), soft_wrap=True)
         else:
             console.print(f"[dim]({item.type} content)[/dim]")
-    if result.structured_content is not None:
-        console.print_json(json.dumps(result.structured_content))
+    texts = [item.text for item in result.content if isinstance(item, TextContent)]
+    structured = result.structured_content
+    # A tool returning a plain value gets {"result": value} from the SDK: already shown as text above.
+    if structured is not None and not (set(structured) == {"result"} and [str(structured["result"])] == texts):
+        console.print_json(json.dumps(structured))

@@ -100,7 +100,11 @@ def hint(prop: Mapping[str, Any]) -> str:
         return " ".join(words)
     words = [_FORMATS.get(prop.get("format", ""), "text")]
     if "minLength" in prop:
-        words.append(f"at least {prop['minLength']} characters")
+        words.append(f"at least {_count(prop['minLength'], 'character')}")
     if "maxLength" in prop:
-        words.append(f"at most {prop['maxLength']} characters")
+        words.append(f"at most {_count(prop['maxLength'], 'character')}")
     return ", ".join(words)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -1,0 +1,160 @@
+"""`elicitkit call` in a real terminal (tmux), as a person uses it: both eras, over stdio and HTTP."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import subprocess
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+
+from elicitkit.testing import serve_http
+from tests.examples import EXAMPLES, load_example
+from tests.terminal import ELICITKIT, PYTHON, Terminal
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(90)]
+
+TOUR = f"{PYTHON} {EXAMPLES / 'terminal_tour.py'}"
+BARE = f"{PYTHON} {Path(__file__).with_name('bare_server.py')}"
+
+
+@pytest.fixture(params=["2025-11-25", "2026-07-28"])
+def protocol(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture(params=["stdio", "http"])
+def way(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@asynccontextmanager
+async def tour(way: str) -> AsyncIterator[str]:
+    """The terminal-tour example as SERVER: its command line (stdio), or its URL served here over HTTP."""
+    if way == "stdio":
+        yield TOUR
+        return
+    example = load_example("terminal_tour", f"terminal_tour_{secrets.token_hex(4)}")
+    async with serve_http(example.server) as url:
+        yield url
+
+
+@pytest.fixture
+def terminals() -> Iterator[list[Terminal]]:
+    opened: list[Terminal] = []
+    yield opened
+    for terminal in opened:
+        terminal.close()
+
+
+def run(terminals: list[Terminal], *args: str, env: dict[str, str] | None = None) -> Terminal:
+    terminal = Terminal(f"ek-{secrets.token_hex(6)}", [ELICITKIT, "call", *args], env)
+    terminals.append(terminal)
+    return terminal
+
+
+async def test_a_form_with_every_kind_of_field_is_filled_in_and_checked_as_the_person_types(
+    way: str, protocol: str, terminals: list[Terminal]
+) -> None:
+    async with tour(way) as server:
+        term = run(terminals, server, "profile", "--protocol", protocol)
+        await term.wait_for("Answer it (a), decline (d) or cancel (c)?")
+        term.press("Enter")
+        await term.wait_for("name *")
+        term.type("A")
+        await term.wait_for("must be at least 2 characters")  # shown while typing, before Enter
+        term.type("da")
+        term.press("Enter")
+        await term.wait_for("age (a whole number ≥ 18 ≤ 99)")
+        assert "> 30" in term.screen  # the default, pre-filled
+        term.answer("42")
+        await term.wait_for("2) Development")
+        term.answer("2")
+        await term.wait_for("3) e2e")
+        term.answer("1,3")
+        screen = await term.wait_for("EXIT=")
+    assert "profile: Ada, 42, dev, lint+e2e" in screen
+    assert "EXIT=0" in screen
+    assert f"MCP {protocol}" in screen
+
+
+async def test_a_link_is_shown_with_its_host_and_opened_only_with_consent(
+    way: str, protocol: str, terminals: list[Terminal], tmp_path: Path
+) -> None:
+    opened = tmp_path / "browser.log"
+    env = {"ELICITKIT_BROWSER_LOG": str(opened)}
+    async with tour(way) as server:
+        refused = run(terminals, server, "docs", "--protocol", protocol, env=env)
+        screen = await refused.wait_for("Open it in your browser? (y/N)")
+        assert "https://docs.example.com/releases/2.1" in screen
+        assert "Host: docs.example.com" in screen
+        refused.answer("n")
+        assert "docs: decline" in await refused.wait_for("EXIT=")
+        assert not opened.exists()
+
+        agreed = run(terminals, server, "docs", "--protocol", protocol, env=env)
+        await agreed.wait_for("Open it in your browser? (y/N)")
+        agreed.answer("y")
+        assert "docs: accept" in await agreed.wait_for("EXIT=")
+    assert opened.read_text().splitlines() == ["https://docs.example.com/releases/2.1"]
+
+
+async def test_decline_and_ctrl_c_end_the_question_not_the_program(
+    way: str, protocol: str, terminals: list[Terminal]
+) -> None:
+    async with tour(way) as server:
+        declined = run(terminals, server, "ship", "--arg", "version=2.1", "--protocol", protocol)
+        await declined.wait_for("Answer it (a)")
+        declined.answer("d")
+        assert "ship 2.1: decline" in await declined.wait_for("EXIT=")
+
+        cancelled = run(terminals, server, "ship", "--arg", "version=2.1", "--protocol", protocol)
+        await cancelled.wait_for("Answer it (a)")
+        cancelled.press("Enter")
+        await cancelled.wait_for("value")
+        cancelled.press("C-c")  # in the middle of the form
+        screen = await cancelled.wait_for("EXIT=")
+    assert "Cancelled." in screen
+    assert "ship 2.1: cancel" in screen
+    assert "EXIT=0" in screen
+
+
+async def test_a_server_written_with_the_bare_sdk_is_called_the_same_way(terminals: list[Terminal]) -> None:
+    term = run(terminals, BARE, "greet", "--protocol", "2025-11-25")
+    await term.wait_for("Answer it (a)")
+    term.press("Enter")
+    await term.wait_for("Name * (text, at least 1 character)")
+    term.answer("Grace")
+    screen = await term.wait_for("EXIT=")
+    assert "Hello, Grace" in screen
+
+
+def test_tools_lists_every_tool_with_its_input() -> None:
+    done = subprocess.run([ELICITKIT, "tools", TOUR, "--json"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    tools = {tool["name"]: tool for tool in json.loads(done.stdout)["tools"]}
+    assert {"profile", "docs", "ship"} <= set(tools)
+    assert tools["ship"]["inputSchema"]["properties"]["version"]["type"] == "string"
+
+
+def test_scripts_answer_from_a_file_and_read_the_raw_result(tmp_path: Path) -> None:
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps([{"action": "accept", "content": {"value": False}}]))
+    command = [ELICITKIT, "call", TOUR, "ship", "--arg", "version=3.0", "--answers", str(answers), "--json"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["content"][0]["text"] == "ship 3.0: no"
+
+
+@pytest.mark.parametrize("protocol", ["2025-11-25", "2026-07-28"])
+def test_without_a_terminal_a_question_fails_clearly_instead_of_hanging(protocol: str) -> None:
+    command = [ELICITKIT, "call", TOUR, "ship", "--arg", "version=3.0", "--protocol", protocol]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    # 2025-11-25: the server hears the client's error and the tool fails (1); 2026-07-28 has no way to send
+    # an error as an answer, so the call itself fails (3). Either way the script learns nobody could answer.
+    assert done.returncode == (1 if protocol == "2025-11-25" else 3)
+    assert "standard input is not a terminal (pass --answers FILE)" in done.stdout
