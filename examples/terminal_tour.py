@@ -4,6 +4,7 @@
     elicitkit call "python examples/terminal_tour.py" profile
     elicitkit call "python examples/terminal_tour.py" docs
     elicitkit call "python examples/terminal_tour.py" ship --arg version=2.1
+    elicitkit call "python examples/terminal_tour.py" build
 
 Over HTTP: `python examples/terminal_tour.py --http 8000`, then
 `elicitkit call http://127.0.0.1:8000/mcp profile`.
@@ -54,6 +55,15 @@ async def ship(version: str, ctx: Context) -> str:
     if isinstance(answer, Accepted):
         return f"ship {version}: {'yes' if answer.data else 'no'}"
     return f"ship {version}: {answer.action}"
+
+
+@server.tool()
+async def build(ctx: Context) -> str:
+    """Report progress while working (shown as a bar), then ask whether to publish."""
+    for step, what in enumerate(["compiling", "testing", "packaging"], start=1):
+        await ctx.report_progress(step, 3, what)
+    answer = await hitl.confirm(ctx, "Publish the build?")
+    return f"build: {'published' if isinstance(answer, Accepted) and answer.data else 'kept'}"
 
 
 if __name__ == "__main__":

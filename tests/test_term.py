@@ -122,6 +122,21 @@ async def test_decline_and_ctrl_c_end_the_question_not_the_program(
     assert "EXIT=0" in screen
 
 
+async def test_progress_shows_as_a_bar_while_the_tool_works(
+    way: str, protocol: str, terminals: list[Terminal]
+) -> None:
+    async with tour(way) as server:
+        term = run(terminals, server, "build", "--protocol", protocol)
+        await term.wait_for("Answer it (a)")
+        term.answer("a")
+        await term.wait_for("value")
+        term.answer("y")
+        screen = await term.wait_for("EXIT=")
+    assert f"[{'█' * 13}{'·' * 7}] 2/3 testing" in screen
+    assert f"[{'█' * 20}] 3/3 packaging" in screen
+    assert "build: published" in screen
+
+
 async def test_a_server_written_with_the_bare_sdk_is_called_the_same_way(terminals: list[Terminal]) -> None:
     term = run(terminals, BARE, "greet", "--protocol", "2025-11-25")
     await term.wait_for("Answer it (a)")
