@@ -122,9 +122,7 @@ async def test_decline_and_ctrl_c_end_the_question_not_the_program(
     assert "EXIT=0" in screen
 
 
-async def test_progress_shows_as_a_bar_while_the_tool_works(
-    way: str, protocol: str, terminals: list[Terminal]
-) -> None:
+async def test_progress_shows_as_a_bar_while_the_tool_works(way: str, protocol: str, terminals: list[Terminal]) -> None:
     async with tour(way) as server:
         term = run(terminals, server, "build", "--protocol", protocol)
         await term.wait_for("Answer it (a)")
@@ -173,3 +171,26 @@ def test_without_a_terminal_a_question_fails_clearly_instead_of_hanging(protocol
     # an error as an answer, so the call itself fails (3). Either way the script learns nobody could answer.
     assert done.returncode == (1 if protocol == "2025-11-25" else 3)
     assert "standard input is not a terminal (pass --answers FILE)" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "says", "status"),
+    [
+        (["nosuch"], "the server has no tool 'nosuch' (it has: build, docs, profile, ship)", 2),
+        (["ship", "--arg", "oops"], "--arg takes key=value, not 'oops'", 2),
+        (["ship", "--args", "[1]"], "--args takes a JSON object", 2),
+    ],
+)
+def test_a_bad_command_line_is_refused_in_one_clear_line(args: list[str], says: str, status: int) -> None:
+    done = subprocess.run([ELICITKIT, "call", TOUR, *args], capture_output=True, text=True, timeout=60)
+    assert done.returncode == status
+    assert says in done.stdout
+    assert "Traceback" not in done.stdout + done.stderr
+
+
+def test_a_server_that_fails_to_start_shows_the_end_of_its_own_output(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.py"
+    broken.write_text("raise SystemExit('config file missing: /etc/tour.toml')\n")
+    done = subprocess.run([ELICITKIT, "call", f"{PYTHON} {broken}", "x"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 3
+    assert "config file missing: /etc/tour.toml" in done.stdout

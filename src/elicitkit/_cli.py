@@ -196,17 +196,19 @@ def _client_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -
         answers = _answers(args.answers)
         options = {"protocol": args.protocol, "raw": args.json, "answers": answers, "console": console}
         return anyio.run(partial(term.call, args.server, args.tool, args.arg, args.args, **options))
-    except ValueError as exc:
-        console.print(f"elicitkit {args.command}: {exc}", style="red", markup=False)
-        return 2
     except KeyboardInterrupt:
         console.print("Interrupted.")
         return 130
-    except Exception as exc:  # a server that cannot be reached or fails the call: one clear line, no traceback
+    except Exception as exc:  # one clear line, no traceback
         cause: BaseException = exc
         while isinstance(cause, BaseExceptionGroup) and len(cause.exceptions) == 1:
             cause = cause.exceptions[0]  # the SDK's task groups wrap the one error that matters
-        console.print(f"elicitkit {args.command}: {type(cause).__name__}: {cause}", style="red", markup=False)
+        if isinstance(cause, ValueError):  # the command line asked for something that cannot be
+            console.print(f"elicitkit {args.command}: {cause}", style="red", markup=False, soft_wrap=True)
+            return 2
+        # The server could not be reached, or failed the call.
+        line = f"elicitkit {args.command}: {type(cause).__name__}: {cause}"
+        console.print(line, style="red", markup=False, soft_wrap=True)
         return 3
 
 
