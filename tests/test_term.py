@@ -135,14 +135,19 @@ async def test_progress_shows_as_a_bar_while_the_tool_works(way: str, protocol: 
     assert "build: published" in screen
 
 
-async def test_a_server_written_with_the_bare_sdk_is_called_the_same_way(terminals: list[Terminal]) -> None:
-    term = run(terminals, BARE, "greet", "--protocol", "2025-11-25")
+@pytest.mark.parametrize(
+    ("tool", "protocol", "says"), [("greet", "2025-11-25", "Hello, Grace"), ("welcome", "2026-07-28", "Welcome, Grace")]
+)
+async def test_a_server_written_with_the_bare_sdk_is_called_the_same_way(
+    terminals: list[Terminal], tool: str, protocol: str, says: str
+) -> None:
+    term = run(terminals, BARE, tool, "--protocol", protocol)
     await term.wait_for("Answer it (a)")
     term.press("Enter")
     await term.wait_for("Name * (text, at least 1 character)")
     term.answer("Grace")
     screen = await term.wait_for("EXIT=")
-    assert "Hello, Grace" in screen
+    assert says in screen
 
 
 def test_tools_lists_every_tool_with_its_input() -> None:
