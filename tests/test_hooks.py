@@ -243,6 +243,26 @@ async def test_a_hook_can_ask_a_follow_up_question_and_hooks_do_not_run_for_it(m
     assert checked == ["Deploy v2?"]  # the hook did not run for its own question
 
 
+async def order_across_two_nodes(one: MCPServer, two: MCPServer) -> CallToolResult | InputRequiredResult:
+    """Call `order` (Name?, then Sure?) on node one, answer Name? there and Sure? on node two, which replays."""
+    forms = ScriptedHuman()  # declares that the client shows forms; the test answers through the retries itself
+    async with (
+        Client(one, mode="auto", elicitation_callback=forms) as first,
+        Client(two, mode="auto", elicitation_callback=forms) as second,
+    ):
+        asked = await first.session.call_tool("order", {}, allow_input_required=True)
+        assert isinstance(asked, InputRequiredResult)
+        answers = {key: accept({"value": "Ada"}) for key in asked.input_requests or {}}
+        then = await first.session.call_tool(
+            "order", {}, input_responses=answers, request_state=asked.request_state, allow_input_required=True
+        )
+        assert isinstance(then, InputRequiredResult)
+        answers = {key: accept({"value": True}) for key in then.input_requests or {}}
+        return await second.session.call_tool(  # the second node does not hold the run: it replays it
+            "order", {}, input_responses=answers, request_state=then.request_state, allow_input_required=True
+        )
+
+
 async def test_hooks_run_again_for_journaled_answers_when_another_node_replays_the_run(tmp_path: Path) -> None:
     store = f"sqlite:///{tmp_path / 'state.db'}"
     logs: list[list[str]] = []
@@ -263,23 +283,7 @@ async def test_hooks_run_again_for_journaled_answers_when_another_node_replays_t
         hitl.before_answer(lambda q, r: log.append(f"answer {q.message} replayed={q.replayed}"))
         return server
 
-    one, two = node(), node()
-    forms = ScriptedHuman()  # declares that the client shows forms; the test answers through the retries itself
-    async with (
-        Client(one, mode="auto", elicitation_callback=forms) as first,
-        Client(two, mode="auto", elicitation_callback=forms) as second,
-    ):
-        asked = await first.session.call_tool("order", {}, allow_input_required=True)
-        assert isinstance(asked, InputRequiredResult)
-        answers = {key: accept({"value": "Ada"}) for key in asked.input_requests or {}}
-        then = await first.session.call_tool(
-            "order", {}, input_responses=answers, request_state=asked.request_state, allow_input_required=True
-        )
-        assert isinstance(then, InputRequiredResult)
-        answers = {key: accept({"value": True}) for key in then.input_requests or {}}
-        final = await second.session.call_tool(  # the second node does not hold the run: it replays it
-            "order", {}, input_responses=answers, request_state=then.request_state, allow_input_required=True
-        )
+    final = await order_across_two_nodes(node(), node())
     assert isinstance(final, CallToolResult)
     assert logs[0] == ["asked Name?", "answer Name? replayed=False", "asked Sure?"]
     assert logs[1] == ["answer Name? replayed=True", "answer Sure? replayed=True"]
@@ -304,22 +308,7 @@ async def test_a_route_filtered_veto_holds_when_another_node_replays_the_run(tmp
 
         return server
 
-    forms = ScriptedHuman()
-    async with (
-        Client(node(), mode="auto", elicitation_callback=forms) as first,
-        Client(node(), mode="auto", elicitation_callback=forms) as second,
-    ):
-        asked = await first.session.call_tool("order", {}, allow_input_required=True)
-        assert isinstance(asked, InputRequiredResult)
-        answers = {key: accept({"value": "Ada"}) for key in asked.input_requests or {}}
-        then = await first.session.call_tool(
-            "order", {}, input_responses=answers, request_state=asked.request_state, allow_input_required=True
-        )
-        assert isinstance(then, InputRequiredResult)
-        answers = {key: accept({"value": True}) for key in then.input_requests or {}}
-        final = await second.session.call_tool(
-            "order", {}, input_responses=answers, request_state=then.request_state, allow_input_required=True
-        )
+    final = await order_across_two_nodes(node(), node())
     assert isinstance(final, CallToolResult)
     assert final.content[0].text == "decline accept"  # type: ignore[union-attr]
 
