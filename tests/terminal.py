@@ -24,13 +24,16 @@ MISSING = "tmux is missing: ./dev test installs it (apt-get install tmux)"
 class Terminal:
     """One command running in a 120x50 tmux pane."""
 
-    def __init__(self, socket: str, command: list[str], env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, socket: str, command: list[str], env: dict[str, str] | None = None, stdout: Path | None = None
+    ) -> None:
         if shutil.which("tmux") is None:
             pytest.fail(MISSING, pytrace=False)
         self.socket = socket
         exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in (env or {}).items())
         # The pane outlives the command, so its last screen (and exit status) can still be read.
-        script = f"env {exports} {shlex.join(command)}; echo EXIT=$?; read done"
+        redirect = f" > {shlex.quote(str(stdout))}" if stdout is not None else ""
+        script = f"env {exports} {shlex.join(command)}{redirect}; echo EXIT=$?; read done"
         self._tmux("new-session", "-d", "-s", "t", "-x", "120", "-y", "50", script)
 
     def _tmux(self, *args: str) -> str:

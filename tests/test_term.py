@@ -50,8 +50,10 @@ def terminals() -> Iterator[list[Terminal]]:
         terminal.close()
 
 
-def run(terminals: list[Terminal], *args: str, env: dict[str, str] | None = None) -> Terminal:
-    terminal = Terminal(f"ek-{secrets.token_hex(6)}", [ELICITKIT, "call", *args], env)
+def run(
+    terminals: list[Terminal], *args: str, env: dict[str, str] | None = None, stdout: Path | None = None
+) -> Terminal:
+    terminal = Terminal(f"ek-{secrets.token_hex(6)}", [ELICITKIT, "call", *args], env, stdout)
     terminals.append(terminal)
     return terminal
 
@@ -175,7 +177,7 @@ def test_without_a_terminal_a_question_fails_clearly_instead_of_hanging(protocol
     # 2025-11-25: the server hears the client's error and the tool fails (1); 2026-07-28 has no way to send
     # an error as an answer, so the call itself fails (3). Either way the script learns nobody could answer.
     assert done.returncode == (1 if protocol == "2025-11-25" else 3)
-    assert "standard input is not a terminal (pass --answers FILE)" in done.stdout
+    assert "No one to ask: this is not a terminal (pass --answers FILE)." in done.stdout
 
 
 @pytest.mark.parametrize(
@@ -199,3 +201,16 @@ def test_a_server_that_fails_to_start_shows_the_end_of_its_own_output(tmp_path: 
     done = subprocess.run([ELICITKIT, "call", f"{PYTHON} {broken}", "x"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 3
     assert "config file missing: /etc/tour.toml" in done.stdout
+
+
+async def test_with_json_the_person_is_still_asked_and_stdout_carries_only_the_result(
+    terminals: list[Terminal], tmp_path: Path
+) -> None:
+    out = tmp_path / "result.json"
+    term = run(terminals, TOUR, "ship", "--arg", "version=4.0", "--json", stdout=out)
+    await term.wait_for("Answer it (a)")  # the prompts are on the terminal (standard error)
+    term.press("Enter")
+    await term.wait_for("value")
+    term.answer("n")
+    assert "EXIT=0" in await term.wait_for("EXIT=")
+    assert json.loads(out.read_text())["content"][0]["text"] == "ship 4.0: no"

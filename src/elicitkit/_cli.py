@@ -183,6 +183,7 @@ def _client_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -
         from rich.console import Console
 
         from elicitkit._term import call as term
+        from elicitkit._term.text import safe
     except ImportError:  # pragma: no cover - depends on the installation
         raise SystemExit("elicitkit call needs the terminal extras: pip install 'elicitkit[cli]'") from None
     console = Console(stderr=args.json)  # with --json, stdout carries only the result
@@ -192,7 +193,7 @@ def _client_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -
             return anyio.run(
                 lambda: term.list_tools(args.server, protocol=args.protocol, raw=args.json, console=console)
             )
-        term.parse_arguments(args.arg, args.args)  # malformed ones are refused before connecting
+        term.parse_arguments(args.arg, args.args)  # malformed arguments and answers are refused before connecting
         answers = _answers(args.answers)
         options = {"protocol": args.protocol, "raw": args.json, "answers": answers, "console": console}
         return anyio.run(partial(term.call, args.server, args.tool, args.arg, args.args, **options))
@@ -203,25 +204,30 @@ def _client_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -
         cause: BaseException = exc
         while isinstance(cause, BaseExceptionGroup) and len(cause.exceptions) == 1:
             cause = cause.exceptions[0]  # the SDK's task groups wrap the one error that matters
-        if isinstance(cause, ValueError):  # the command line asked for something that cannot be
-            console.print(f"elicitkit {args.command}: {cause}", style="red", markup=False, soft_wrap=True)
+        if isinstance(cause, term.UsageError):
+            console.print(f"elicitkit {args.command}: {safe(cause)}", style="red", soft_wrap=True)
             return 2
         # The server could not be reached, or failed the call.
-        line = f"elicitkit {args.command}: {type(cause).__name__}: {cause}"
-        console.print(line, style="red", markup=False, soft_wrap=True)
+        console.print(f"elicitkit {args.command}: {type(cause).__name__}: {safe(cause)}", style="red", soft_wrap=True)
         return 3
 
 
-def _answers(path: str | None) -> list[Any] | None:
+def _answers(path: str | None) -> list[ElicitResult] | None:
+    """The scripted answers, all checked before anything is called."""
+    from elicitkit._term.call import UsageError
+
     if path is None:
         return None
     try:
         loaded = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
-        raise ValueError(f"--answers: cannot read {path}: {exc}") from None
+        raise UsageError(f"--answers: cannot read {path}: {exc}") from None
     if not isinstance(loaded, list):
-        raise ValueError("--answers takes a JSON list of {action, content} objects")
-    return loaded
+        raise UsageError("--answers takes a JSON list of {action, content} objects")
+    try:
+        return [ElicitResult.model_validate(answer) for answer in loaded]
+    except ValueError:
+        raise UsageError('--answers: every entry must be {"action": accept|decline|cancel, "content": {...}}') from None
 
 
 if __name__ == "__main__":  # pragma: no cover

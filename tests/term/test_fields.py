@@ -43,7 +43,9 @@ def test_typed_text_becomes_the_fields_value(prop: dict[str, Any], text: str, va
         (TITLED, "3", "choose 1-2"),
         (MULTI, "1,1", "must not repeat"),
         ({"type": "string", "format": "email"}, "not-an-address", "valid email"),
-        ({"type": "string"}, "   ", "required"),
+        ({"type": "string", "minLength": 1}, "   ", "required"),
+        ({"type": "number"}, "nan", "finite"),
+        ({"type": "number"}, "inf", "finite"),
     ],
 )
 def test_text_that_breaks_the_field_says_why_without_quoting_it(prop: dict[str, Any], text: str, reason: str) -> None:
@@ -54,6 +56,20 @@ def test_text_that_breaks_the_field_says_why_without_quoting_it(prop: dict[str, 
 
 def test_an_empty_optional_field_is_left_out() -> None:
     assert parse_field({"type": "string"}, "", required=False) == (False, None)
+    assert parse_field({"type": "integer", "default": 3}, "", required=False) == (False, None)
+
+
+def test_clearing_a_default_sends_the_empty_value_where_the_field_takes_one() -> None:
+    assert parse_field({"type": "string", "default": "x"}, "", required=False) == (True, "")
+    assert parse_field({**MULTI, "minItems": 0, "default": ["lint"]}, "", required=False) == (True, [])
+    assert parse_field({"type": "array", "items": {"type": "string", "enum": ["a"]}}, "", required=True) == (True, [])
+
+
+def test_large_integers_stay_exact_and_options_match_by_value_before_position() -> None:
+    assert parse_field({"type": "integer"}, "12345678901234567890", required=True) == (True, 12345678901234567890)
+    numbered = {"type": "string", "enum": ["5", "1"], "default": "1"}
+    assert parse_field(numbered, initial_text(numbered), required=True) == (True, "1")
+    assert parse_field(numbered, "2", required=True) == (True, "1")  # no option is "2": the second one
 
 
 def test_defaults_are_prefilled_as_the_person_would_type_them() -> None:

@@ -10,6 +10,7 @@ the person at the terminal.
 from __future__ import annotations
 
 import json
+import math
 import os
 import shlex
 import tempfile
@@ -20,28 +21,39 @@ from typing import Any, TextIO
 
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp_types import CallToolResult, ElicitCompleteNotification, LoggingMessageNotificationParams, TextContent
+from mcp_types import (
+    CallToolResult,
+    ElicitCompleteNotification,
+    ElicitResult,
+    LoggingMessageNotificationParams,
+    TextContent,
+)
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from elicitkit._term.person import TerminalPerson
+from elicitkit._term.text import safe
 
-__all__ = ["PROTOCOLS", "call", "list_tools", "parse_arguments", "server_of"]
+__all__ = ["PROTOCOLS", "UsageError", "call", "list_tools", "parse_arguments", "server_of"]
 
 PROTOCOLS = {"auto": "auto", "2025-11-25": "legacy", "2026-07-28": "2026-07-28"}
 """`--protocol` values and the SDK client mode each one means."""
+
+
+class UsageError(Exception):
+    """The command line asks for something that cannot be: exit status 2, one line, no traceback."""
+
 
 _ROUNDS = 200  # a long form is many 2026-07-28 rounds; the SDK's default stops at 10
 
 
 def server_of(spec: str) -> StdioServerParameters | str:
     """A URL as it is; anything else is a command line for a stdio server."""
-    if spec.startswith(("http://", "https://")):
+    if spec.lower().startswith(("http://", "https://")):
         return spec
     argv = shlex.split(spec)
     if not argv:
-        raise ValueError("SERVER is empty: give an http(s)://…/mcp URL or the command that starts the server")
+        raise UsageError("SERVER is empty: give an http(s)://…/mcp URL or the command that starts the server")
     return StdioServerParameters(command=argv[0], args=argv[1:])
 
 
@@ -53,15 +65,18 @@ def parse_arguments(pairs: list[str], raw: str | None, input_schema: Mapping[str
     """
     arguments: dict[str, Any] = {}
     if raw is not None:
-        loaded = json.loads(raw)
+        try:
+            loaded = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"--args is not JSON: {exc}") from None
         if not isinstance(loaded, dict):
-            raise ValueError("--args takes a JSON object")
+            raise UsageError("--args takes a JSON object")
         arguments.update(loaded)
     properties = (input_schema or {}).get("properties", {})
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
-            raise ValueError(f"--arg takes key=value, not {pair!r}")
+            raise UsageError(f"--arg takes key=value, not {pair!r}")
         if properties.get(key, {}).get("type") == "string":
             arguments[key] = value
             continue
@@ -100,8 +115,8 @@ async def _connected(
             yield client
     except Exception:
         if log is not None and (said := log.tail()):
-            console.print(f"[dim]The server's own output ({escape(log.path)}) ends with:[/dim]")
-            console.print(escape(said), markup=False, highlight=False)
+            console.print(f"[dim]The server's own output ({safe(log.path)}) ends with:[/dim]")
+            console.print(safe(said), highlight=False)
             log = None  # kept, for the person to read
         raise
     finally:
@@ -121,7 +136,7 @@ def _client(
             console.print("[green]The server says the link's flow is complete.[/green]")
 
     async def on_log(params: LoggingMessageNotificationParams) -> None:
-        console.print(f"[dim]server {params.level}: {escape(str(params.data))}[/dim]")
+        console.print(f"[dim]server {params.level}: {safe(str(params.data))}[/dim]")
 
     transport: Any = server
     if isinstance(server, StdioServerParameters) and log is not None:
@@ -144,7 +159,7 @@ async def call(
     *,
     protocol: str,
     raw: bool,
-    answers: list[Any] | None,
+    answers: list[ElicitResult] | None,
     console: Console,
 ) -> int:
     """Call `tool`; print its result. Exit status: 0, or 1 when the tool reports an error."""
@@ -157,12 +172,10 @@ async def call(
         listed = {t.name: t for t in (await client.list_tools()).tools}
         if tool not in listed:
             known = ", ".join(sorted(listed)) or "none"
-            raise ValueError(f"the server has no tool {tool!r} (it has: {known})")
+            raise UsageError(f"the server has no tool {tool!r} (it has: {known})")
         arguments = parse_arguments(pairs, raw_arguments, listed[tool].input_schema)
         if not raw:
-            console.print(
-                f"[dim]{escape(tool)} on {escape(spec)} (MCP {client.protocol_version})[/dim]", soft_wrap=True
-            )
+            console.print(f"[dim]{safe(tool)} on {safe(spec)} (MCP {client.protocol_version})[/dim]", soft_wrap=True)
         result = await client.call_tool(tool, arguments, progress_callback=progress)
     _show(result, raw, console)
     return 1 if result.is_error else 0
@@ -178,14 +191,14 @@ async def list_tools(spec: str, *, protocol: str, raw: bool, console: Console) -
     table = Table("tool", "description", "input", show_lines=True)
     for tool in listed.tools:
         schema = json.dumps(tool.input_schema.get("properties", {}), indent=1)
-        table.add_row(escape(tool.name), escape(tool.description or ""), escape(schema))
+        table.add_row(safe(tool.name), safe(tool.description or ""), safe(schema))
     console.print(table)
     return 0
 
 
 def _bar(done: float, total: float | None, message: str | None) -> str:
-    text = f" {escape(message)}" if message else ""
-    if not total:
+    text = f" {safe(message)}" if message else ""
+    if not (total and math.isfinite(total) and math.isfinite(done)):
         return f"[cyan]… {done:g}[/cyan]{text}"
     filled = max(0, min(20, round(20 * done / total)))
     return f"[cyan][{'█' * filled}{'·' * (20 - filled)}] {done:g}/{total:g}[/cyan]{text}"
@@ -199,7 +212,7 @@ def _show(result: CallToolResult, raw: bool, console: Console) -> None:
     console.rule(f"[{style}]{'error' if result.is_error else 'result'}[/{style}]")
     for item in result.content:
         if isinstance(item, TextContent):
-            console.print(escape(item.text), soft_wrap=True)
+            console.print(safe(item.text), soft_wrap=True)
         else:
             console.print(f"[dim]({item.type} content)[/dim]")
     texts = [item.text for item in result.content if isinstance(item, TextContent)]

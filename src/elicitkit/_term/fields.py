@@ -6,6 +6,7 @@ mistake shows at once, and the server validates the answer again regardless.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,7 +17,12 @@ __all__ = ["hint", "initial_text", "parse_field"]
 
 _YES = {"y", "yes", "true", "1"}
 _NO = {"n", "no", "false", "0"}
-_FORMATS = {"email": "an email address", "uri": "a URI", "date": "a date (YYYY-MM-DD)", "date-time": "a date-time"}
+_FORMATS = {
+    "email": "an email address",
+    "uri": "a URI",
+    "date": "a date (YYYY-MM-DD)",
+    "date-time": "a date-time with its offset (2026-01-31T09:30:00Z)",
+}
 
 
 def parse_field(prop: Mapping[str, Any], text: str, required: bool) -> tuple[bool, Any]:
@@ -25,43 +31,60 @@ def parse_field(prop: Mapping[str, Any], text: str, required: bool) -> tuple[boo
     Raises:
         ValueError: the text is not a value of this field; the message says why (never quoting it).
     """
-    text = text.strip()
-    if not text:
-        if required:
-            raise ValueError("required: type a value")
-        return False, None
     kind = prop.get("type", "string")
+    if not text.strip():
+        return _empty(prop, kind, required)
     value: Any
     if kind == "boolean":
-        if text.lower() not in _YES | _NO:
+        if text.strip().lower() not in _YES | _NO:
             raise ValueError("answer y or n")
-        value = text.lower() in _YES
+        value = text.strip().lower() in _YES
     elif kind in ("integer", "number"):
-        try:
-            number = float(text)
-        except ValueError:
-            raise ValueError("must be a number") from None
-        value = int(number) if kind == "integer" and number.is_integer() else number
+        value = _number(text.strip(), kind)
     elif kind == "array":
         value = [_choice(prop.get("items", {}), part.strip()) for part in text.split(",") if part.strip()]
     elif options_of(prop) is not None:
-        value = _choice(prop, text)
+        value = _choice(prop, text.strip())
     else:
-        value = text
+        value = text  # text is kept as typed, spaces included
     problems = check_value(dict(prop), value)
     if problems:
         raise ValueError("; ".join(problems))
     return True, value
 
 
+def _empty(prop: Mapping[str, Any], kind: str, required: bool) -> tuple[bool, Any]:
+    """An empty entry: the empty value where the field takes one (so a default can be cleared), else nothing."""
+    empty: Any = [] if kind == "array" else "" if kind == "string" and options_of(prop) is None else None
+    if empty is not None and (required or "default" in prop) and not check_value(dict(prop), empty):
+        return True, empty
+    if required:
+        raise ValueError("required: type a value")
+    return False, None
+
+
+def _number(text: str, kind: str) -> int | float:
+    try:
+        return int(text)  # exact, however large
+    except ValueError:
+        pass
+    try:
+        number = float(text)
+    except ValueError:
+        raise ValueError("must be a number") from None
+    if not math.isfinite(number):
+        raise ValueError("must be a finite number")
+    return int(number) if kind == "integer" and number.is_integer() else number
+
+
 def _choice(prop: Mapping[str, Any], text: str) -> str:
-    """An option by its number (1-based), its value, or its title."""
+    """An option by its value, its title, or its number (1-based), in that order."""
     options = options_of(prop) or []
-    if text.isdigit() and 1 <= int(text) <= len(options):
-        return options[int(text) - 1][0]
     for value, title in options:
         if text in (value, title):
             return value
+    if text.isdigit() and 1 <= int(text) <= len(options):
+        return options[int(text) - 1][0]
     raise ValueError(f"choose 1-{len(options)}, or type an option")
 
 

@@ -15,7 +15,7 @@ import os
 import webbrowser
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO, cast
 from urllib.parse import urlsplit
 
 from mcp_types import (
@@ -28,15 +28,16 @@ from mcp_types import (
 )
 from prompt_toolkit import PromptSession
 from prompt_toolkit.document import Document
+from prompt_toolkit.output import create_output
 from prompt_toolkit.validation import ValidationError, Validator
 from rich.console import Console
-from rich.markup import escape
 from rich.panel import Panel
 
 from elicitkit._schema.choices import options_of
 from elicitkit._term.fields import hint, initial_text, parse_field
+from elicitkit._term.text import safe
 
-__all__ = ["BROWSER_LOG", "TerminalPerson"]
+__all__ = ["BROWSER_LOG", "TerminalPerson", "link_refusal"]
 
 BROWSER_LOG = "ELICITKIT_BROWSER_LOG"
 """When set, links the person agrees to open are appended to this file instead of opening a browser (tests)."""
@@ -68,10 +69,11 @@ class _ChoiceValidator(Validator):
 class TerminalPerson:
     """An `elicitation_callback` for `mcp.Client` that asks the person at this terminal."""
 
-    def __init__(self, console: Console, *, answers: Sequence[Mapping[str, Any]] | None = None) -> None:
+    def __init__(self, console: Console, *, answers: Sequence[ElicitResult] | None = None) -> None:
         self.console = console
         self.answers = list(answers) if answers is not None else None
-        self.interactive = console.is_terminal and os.isatty(0)
+        # Prompts go where the console writes (standard error under --json, so stdout carries only the result).
+        self.interactive = os.isatty(0) and console.file.isatty()
         self._session: PromptSession[str] | None = None
 
     async def __call__(self, context: Any, params: ElicitRequestParams) -> ElicitResult | ErrorData:
@@ -79,7 +81,7 @@ class TerminalPerson:
         if self.answers is not None:
             return self._scripted(params)
         if not self.interactive:
-            self.console.print("[red]No one to ask: standard input is not a terminal (pass --answers FILE).[/red]")
+            self.console.print("[red]No one to ask: this is not a terminal (pass --answers FILE).[/red]")
             return ErrorData(code=INVALID_REQUEST, message="No person to ask: the client has no terminal")
         try:
             if isinstance(params, ElicitRequestURLParams):
@@ -93,13 +95,13 @@ class TerminalPerson:
 
     def _show(self, params: ElicitRequestParams) -> None:
         title = "A link to open" if isinstance(params, ElicitRequestURLParams) else "A question"
-        self.console.print(Panel(escape(params.message), title=title, title_align="left", border_style="cyan"))
+        self.console.print(Panel(safe(params.message), title=title, title_align="left", border_style="cyan"))
 
     # -- asking ------------------------------------------------------------------------------------
 
     async def _prompt(self, message: str, **options: Any) -> str:
         if self._session is None:
-            self._session = PromptSession()
+            self._session = PromptSession(output=create_output(stdout=cast(TextIO, self.console.file)))
         return await self._session.prompt_async(message, **options)
 
     async def _action(self) -> str:
@@ -128,21 +130,27 @@ class TerminalPerson:
     async def _field(self, name: str, prop: Mapping[str, Any], required: bool) -> tuple[bool, Any]:
         label = prop.get("title") or name
         marker = " [red]*[/red]" if required else ""
-        self.console.print(f"[bold]{escape(label)}[/bold]{marker} [dim]({escape(hint(prop))})[/dim]")
+        self.console.print(f"[bold]{safe(label)}[/bold]{marker} [dim]({safe(hint(prop))})[/dim]")
         if prop.get("description"):
-            self.console.print(f"  [dim]{escape(prop['description'])}[/dim]")
+            self.console.print(f"  [dim]{safe(prop['description'])}[/dim]")
         options = options_of(prop.get("items", {}) if prop.get("type") == "array" else prop)
         for number, (_, title) in enumerate(options or [], start=1):
-            self.console.print(f"  {number}) {escape(title)}")
+            self.console.print(f"  {number}) {safe(title)}")
         text = await self._prompt(
             "> ", default=initial_text(prop), validator=_FieldValidator(prop, required), validate_while_typing=True
         )
         return parse_field(prop, text, required)
 
     async def _link(self, params: ElicitRequestURLParams) -> ElicitResult:
-        host = urlsplit(params.url).hostname or "?"
-        self.console.print(f"Link: {escape(params.url)}", soft_wrap=True)
-        self.console.print(f"Host: [bold]{escape(host)}[/bold]")
+        self.console.print(f"Link: {safe(params.url)}", soft_wrap=True)
+        refusal = link_refusal(params.url)
+        if refusal is not None:
+            self.console.print(f"[red]This link is not opened: {refusal}.[/red]")
+            return ElicitResult(action="decline")
+        parts = urlsplit(params.url)
+        self.console.print(f"Host: [bold]{safe(_ascii_host(parts.hostname or ''))}[/bold]")
+        if parts.username is not None or parts.password is not None:
+            self.console.print("[yellow]The link carries a user name before its host: check the host above.[/yellow]")
         text = await self._prompt(
             "Open it in your browser? (y/N) ",
             validator=_ChoiceValidator({"y": "y", "yes": "y", "n": "n", "no": "n", "": "n"}),
@@ -160,12 +168,29 @@ class TerminalPerson:
         if not self.answers:
             self.console.print("[red]--answers has no answer left for this question.[/red]")
             return ErrorData(code=INVALID_REQUEST, message="No scripted answer left for this question")
-        answer = self.answers.pop(0)
-        reply = ElicitResult.model_validate(answer)
-        if isinstance(params, ElicitRequestURLParams) and reply.action == "accept":
-            _open(params.url)
-        self.console.print(f"[dim]answered from --answers: {escape(json.dumps(answer))}[/dim]")
+        reply = self.answers.pop(0)
+        # Scripted: nobody is there to look at a page, so a link is answered but never opened.
+        answered = json.dumps(reply.model_dump(mode="json", exclude_none=True))
+        self.console.print(f"[dim]answered from --answers: {safe(answered)}[/dim]")
         return reply
+
+
+def link_refusal(url: str) -> str | None:
+    """Why a link must not be opened (None when it may be): only plain http(s) links, shown as they will go."""
+    if any(c.isspace() or ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F or c == "\\" for c in url):
+        return "it contains spaces, control characters or backslashes, which browsers read differently"
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        return "only http and https links to a host are opened"
+    return None
+
+
+def _ascii_host(host: str) -> str:
+    """The host as the browser will resolve it: look-alike letters show as their xn-- form."""
+    try:
+        return host.encode("idna").decode("ascii")
+    except UnicodeError:
+        return host
 
 
 def _open(url: str) -> None:
