@@ -16,7 +16,7 @@ import sys
 from typing import Annotated, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SecretStr
 
 from elicitkit import Accepted, Elicitation, Titles
 
@@ -57,6 +57,19 @@ async def ship(version: str, ctx: Context) -> str:
     return f"ship {version}: {answer.action}"
 
 
+class Token(BaseModel):
+    token: SecretStr = Field(min_length=8, description="Never passes through the client or the model")
+
+
+@server.tool()
+async def login(ctx: Context) -> str:
+    """A secret asked on elicitkit's own page (URL mode): needs the server over HTTP (`--http PORT`)."""
+    answer = await hitl.secure_form(ctx, "Paste your deploy token", Token)
+    if isinstance(answer, Accepted):
+        return f"login: token of {len(answer.data.token.get_secret_value())} characters received"
+    return f"login: {answer.action}"
+
+
 @server.tool()
 async def build(ctx: Context) -> str:
     """Report progress while working (shown as a bar), then ask whether to publish."""
@@ -68,6 +81,7 @@ async def build(ctx: Context) -> str:
 
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--http":
+        hitl.public_url = f"http://127.0.0.1:{sys.argv[2]}"
         server.run("streamable-http", port=int(sys.argv[2]))
     else:
         server.run()

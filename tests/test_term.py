@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import secrets
 import subprocess
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import httpx
 import pytest
 
 from elicitkit.testing import serve_http
@@ -39,6 +42,7 @@ async def tour(way: str) -> AsyncIterator[str]:
         return
     example = load_example("terminal_tour", f"terminal_tour_{secrets.token_hex(4)}")
     async with serve_http(example.server) as url:
+        example.hitl.public_url = url.removesuffix("/mcp")  # elicitkit's own pages, for `login`
         yield url
 
 
@@ -214,3 +218,28 @@ async def test_with_json_the_person_is_still_asked_and_stdout_carries_only_the_r
     term.answer("n")
     assert "EXIT=0" in await term.wait_for("EXIT=")
     assert json.loads(out.read_text())["content"][0]["text"] == "ship 4.0: no"
+
+
+async def test_a_secret_asked_on_elicitkits_page_is_waited_for_until_the_page_is_done(
+    protocol: str, terminals: list[Terminal], tmp_path: Path
+) -> None:
+    opened = tmp_path / "browser.log"
+    async with tour("http") as server:
+        term = run(terminals, server, "login", "--protocol", protocol, env={"ELICITKIT_BROWSER_LOG": str(opened)})
+        await term.wait_for("Open it in your browser? (y/N)")
+        term.answer("y")
+        await term.wait_for("Waiting for the server to hear back from the page")
+        [link] = opened.read_text().splitlines()
+        async with httpx.AsyncClient() as browser:  # the person, in the browser the link opened
+            page = await browser.get(link)
+            csrf = re.search(r'name="_csrf" value="([^"]+)"', page.text)
+            assert csrf is not None
+            done = await browser.post(
+                link, data={"_csrf": html.unescape(csrf[1]), "_action": "accept", "token": "s3cr3t-t0ken"}
+            )
+            assert done.status_code == 200, done.text
+        screen = await term.wait_for("EXIT=")
+    assert "login: token of 12 characters received" in screen
+    assert "s3cr3t-t0ken" not in screen  # the secret never reached the client
+    if protocol == "2025-11-25":
+        assert "The server says the link's flow is complete." in screen
