@@ -187,7 +187,7 @@ def test_without_a_terminal_a_question_fails_clearly_instead_of_hanging(protocol
 @pytest.mark.parametrize(
     ("args", "says", "status"),
     [
-        (["nosuch"], "the server has no tool 'nosuch' (it has: build, docs, profile, ship)", 2),
+        (["nosuch"], "the server has no tool 'nosuch' (it has: build, docs, login, profile, ship)", 2),
         (["ship", "--arg", "oops"], "--arg takes key=value, not 'oops'", 2),
         (["ship", "--args", "[1]"], "--args takes a JSON object", 2),
     ],
