@@ -15,7 +15,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context
 
 from elicitkit import _mcp
-from elicitkit._audit import Audit
+from elicitkit._audit import Audited
 from elicitkit._core.kinds import Answer, Stage
 from elicitkit._engine.engine import Engine
 from elicitkit._engine.run import Question, Run
@@ -32,10 +32,9 @@ Convert = Callable[[Question, Answer], ElicitationResult[Any]]
 
 
 class Asking:
-    def __init__(self, engine: Engine, hooks: Hooks, audit: Audit, node: str) -> None:
+    def __init__(self, engine: Engine, hooks: Hooks, node: str) -> None:
         self.engine = engine
         self.hooks = hooks
-        self.audit = audit
         self.node = node
 
     async def __call__(
@@ -123,7 +122,7 @@ class _Exchange:
         self.described: QuestionInfo | None = None
         self.wire = question.schema.wire
         """The schema dict `described.schema` is a view of."""
-        self.trail = asking.audit.start(question, self.describe)
+        self.trail = Audited(question, self.describe)
 
     def describe(self) -> QuestionInfo:
         """The question as it stands now: hooks may have rewritten it, and the engine sets its route."""

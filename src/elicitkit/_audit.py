@@ -32,7 +32,7 @@ from elicitkit._engine.run import Question
 from elicitkit._hookdata import Outcome, QuestionInfo
 from elicitkit._results import Accepted, Declined
 
-__all__ = ["Audit", "Audited"]
+__all__ = ["Audited"]
 
 audit_log = logging.getLogger("elicitkit.audit")
 
@@ -142,10 +142,3 @@ class Audited:
             elif outcome.error is not None:
                 facts["error"] = type(outcome.error).__name__
             audit_log.info("question %s: %s", info.id, name, extra={"audit": facts})
-
-
-class Audit:
-    """Starts a trail per question; the place to add sinks later."""
-
-    def start(self, question: Question, describe: Callable[[], QuestionInfo]) -> Audited:
-        return Audited(question, describe)

@@ -12,7 +12,6 @@ from starlette.applications import Starlette
 
 from elicitkit import _mcp
 from elicitkit._asking import Asking
-from elicitkit._audit import Audit
 from elicitkit._clients import ClientOverride, Mode
 from elicitkit._core.kinds import new_id
 from elicitkit._crypto import PlainSealer, Sealer, secrets_from_env
@@ -182,7 +181,7 @@ class Elicitation(AskHelpers, UrlMode, HookMethods):
         )
         self._engine = Engine(policy, store=the_store, broker=broker, sealer=sealer)
         self._hooks = Hooks()
-        self._asking = Asking(self._engine, self._hooks, Audit(), self.node_id)
+        self._asking = Asking(self._engine, self._hooks, self.node_id)
         self._tokens = LinkTokens(secrets or None)
         self._page_identity = page_identity
         self._public_url = None
