@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,11 +19,12 @@ import httpx
 from mcp import Client
 from mcp.client.session import ClientRequestContext
 from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import CallToolResult, ElicitRequestParams, ElicitRequestURLParams, ElicitResult, TextContent
+from mcp_types import CallToolResult, ElicitRequestParams, ElicitRequestURLParams, ElicitResult
 from pydantic import BaseModel, SecretStr
 
 from elicitkit import Accepted, Declined, Elicitation, ElicitationVetoed
-from elicitkit.testing import accept, call_through_model, serve_app
+from elicitkit.testing import accept, call_through_model
+from tests.scenes import serving, text_of
 
 # (route, client mode, the route elicitkit reports)
 ROUTES = [
@@ -135,7 +134,7 @@ async def ask(scene: Scene) -> str:
 
 def _text(result: CallToolResult) -> str:
     assert not result.is_error, result
-    return " ".join(c.text for c in result.content if isinstance(c, TextContent))
+    return text_of(result)
 
 
 async def _through_page(scene: Scene) -> str:
@@ -150,8 +149,8 @@ async def _through_page(scene: Scene) -> str:
 
     result: list[CallToolResult] = []
     async with (
-        served(scene.hitl) as root,
-        Client(f"{root}/mcp", mode=scene.mode, elicitation_callback=opens_links) as client,
+        serving(scene.hitl) as url,
+        Client(url, mode=scene.mode, elicitation_callback=opens_links) as client,
     ):
 
         async def call() -> None:
@@ -172,10 +171,3 @@ async def _through_page(scene: Scene) -> str:
             done = await browser.post(links[0], data={"_csrf": html.unescape(csrf[1]), "_action": "accept", **fields})
             assert done.status_code == 200, done.text
     return _text(result[0])
-
-
-@asynccontextmanager
-async def served(hitl: Elicitation) -> AsyncIterator[str]:
-    async with serve_app(hitl.server.streamable_http_app()) as root:
-        hitl.public_url = root
-        yield root

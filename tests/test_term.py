@@ -14,8 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from elicitkit.testing import serve_http
 from tests.examples import EXAMPLES, load_example
+from tests.scenes import serving
 from tests.terminal import ELICITKIT, PYTHON, Terminal
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(90)]
@@ -41,8 +41,7 @@ async def tour(way: str) -> AsyncIterator[str]:
         yield TOUR
         return
     example = load_example("terminal_tour", f"terminal_tour_{secrets.token_hex(4)}")
-    async with serve_http(example.server) as url:
-        example.hitl.public_url = url.removesuffix("/mcp")  # elicitkit's own pages, for `login`
+    async with serving(example.hitl) as url:  # elicitkit's own pages (for `login`) are served there too
         yield url
 
 
