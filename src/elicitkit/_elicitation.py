@@ -28,6 +28,7 @@ from elicitkit._timeouts import SERVER_DEFAULT, Timeout, check_message, check_se
 from elicitkit._urlmode import UrlMode
 from elicitkit._web.app import PageIdentity
 from elicitkit._web.tokens import LinkTokens
+from elicitkit.channels.base import Channel, Via
 from elicitkit.stores import open_store
 from elicitkit.stores.base import Broker, Store
 from elicitkit.stores.memory import MemoryBroker, MemoryStore
@@ -102,6 +103,11 @@ class Elicitation(AskHelpers, UrlMode, HookMethods):
             principal who was asked can use a link, as the spec requires of
             servers with users. Without it, links are bearer links bound to the
             first browser that opens them.
+        channels: the human channels questions can go to (`WebInbox()`,
+            `SlackChannel(...)`, `DiscordChannel(...)`, `TeamsChannel(...)`);
+            their callbacks are served next to elicitkit's pages.
+        via: where questions go unless a call says otherwise: a channel
+            (`slack("#deploys")`, `web()`, ...), or None for the MCP client.
     """
 
     def __init__(
@@ -124,6 +130,8 @@ class Elicitation(AskHelpers, UrlMode, HookMethods):
         public_url: str | None = None,
         url_wait: float = 10.0,
         page_identity: PageIdentity | None = None,
+        channels: Sequence[Channel] = (),
+        via: Via | None = None,
     ) -> None:
         check_seconds(timeout)
         check_seconds(run_expiry, "run_expiry", none_ok=False)
@@ -179,13 +187,19 @@ class Elicitation(AskHelpers, UrlMode, HookMethods):
             forward_timeout=forward_timeout,
             lease=lease,
         )
-        self._engine = Engine(policy, store=the_store, broker=broker, sealer=sealer)
+        self._tokens = LinkTokens(secrets or None)
+        self._engine = Engine(policy, store=the_store, broker=broker, sealer=sealer, tokens=self._tokens)
         self._hooks = Hooks()
         self._asking = Asking(self._engine, self._hooks, self.node_id)
-        self._tokens = LinkTokens(secrets or None)
         self._page_identity = page_identity
         self._public_url = None
         self.public_url = public_url
+        self.via = via
+        self._engine.desk.base_url = self._base
+        for channel in channels:
+            self._engine.desk.add(channel)
+        if via is not None:
+            self._engine.desk.channel(via)  # a default that names no added channel fails now, not at the first ask
         setattr(server, _ATTACHED, self)
         server.middleware.append(self._engine.middleware)
         _mcp.wrap_lifespan(server, self._engine.host)
@@ -226,6 +240,12 @@ class Elicitation(AskHelpers, UrlMode, HookMethods):
         value: T = await self._engine.step(name, fn)
         return value
 
+    def _destination(self, via: Via | None) -> Via | None:
+        chosen = via if via is not None else self.via
+        if chosen is not None:
+            self._engine.desk.channel(chosen)  # fails clearly when no such channel was added
+        return chosen
+
     @property
     def active_runs(self) -> int:
         """Tool executions currently tracked (running or waiting for a person)."""
@@ -246,16 +266,34 @@ class Elicitation(AskHelpers, UrlMode, HookMethods):
 
     @overload
     async def elicit(
-        self, ctx: Context[Any, Any], message: str, schema: type[T], *, timeout: Timeout = SERVER_DEFAULT
+        self,
+        ctx: Context[Any, Any],
+        message: str,
+        schema: type[T],
+        *,
+        timeout: Timeout = SERVER_DEFAULT,
+        via: Via | None = None,
     ) -> ElicitationResult[T]: ...
 
     @overload
     async def elicit(
-        self, ctx: Context[Any, Any], message: str, schema: Mapping[str, Any], *, timeout: Timeout = SERVER_DEFAULT
+        self,
+        ctx: Context[Any, Any],
+        message: str,
+        schema: Mapping[str, Any],
+        *,
+        timeout: Timeout = SERVER_DEFAULT,
+        via: Via | None = None,
     ) -> ElicitationResult[dict[str, Any]]: ...
 
     async def elicit(
-        self, ctx: Context[Any, Any], message: str, schema: Any, *, timeout: Timeout = SERVER_DEFAULT
+        self,
+        ctx: Context[Any, Any],
+        message: str,
+        schema: Any,
+        *,
+        timeout: Timeout = SERVER_DEFAULT,
+        via: Via | None = None,
     ) -> ElicitationResult[Any]:
         """Ask the person a question and wait for a validated, typed answer.
 
@@ -266,6 +304,9 @@ class Elicitation(AskHelpers, UrlMode, HookMethods):
                 instance of it), or a raw restricted JSON schema (the answer is a dict).
             timeout: seconds to wait; `None` waits without limit; by default the
                 server-wide `timeout`.
+            via: ask on a human channel instead of the MCP client
+                (`slack("#deploys", approvers={"U123"})`, `web()`, ...); by
+                default the server-wide `via`.
 
         Returns:
             `Accepted` with `.data`, `Declined`, or `Cancelled`.
@@ -277,14 +318,22 @@ class Elicitation(AskHelpers, UrlMode, HookMethods):
             ElicitationNotSupported: the client cannot show forms.
             ElicitationClientError: the client failed the request.
         """
-        return await self._ask(ctx, message, compile_schema(schema), timeout, unwrap=False)
+        return await self._ask(ctx, message, compile_schema(schema), timeout, unwrap=False, via=via)
 
     async def _ask(
-        self, ctx: Context[Any, Any], message: str, schema: FormSchema, timeout: Timeout, *, unwrap: bool
+        self,
+        ctx: Context[Any, Any],
+        message: str,
+        schema: FormSchema,
+        timeout: Timeout,
+        *,
+        unwrap: bool,
+        via: Via | None = None,
     ) -> ElicitationResult[Any]:
         check_message(message)
         limit = seconds(timeout, self.timeout)
         question = Question(id=new_id(), message=message, schema=schema, expires_at=anyio.current_time() + limit)
+        question.via = self._destination(via)
 
         def convert(asked: Question, answer: Answer) -> ElicitationResult[Any]:
             if answer.action == "accept":

@@ -17,6 +17,7 @@ from elicitkit._schema.choices import multi_select, single_select
 from elicitkit._schema.compile import FormSchema
 from elicitkit._schema.restricted import check_raw_schema
 from elicitkit._timeouts import SERVER_DEFAULT, Timeout
+from elicitkit.channels.base import Via
 
 __all__ = [
     "FIELD",
@@ -125,7 +126,14 @@ class AskHelpers:
     """The one-field questions, on `Elicitation`; each returns the bare value in `Accepted.data`."""
 
     async def _ask(
-        self, ctx: Context[Any, Any], message: str, schema: FormSchema, timeout: Timeout, *, unwrap: bool
+        self,
+        ctx: Context[Any, Any],
+        message: str,
+        schema: FormSchema,
+        timeout: Timeout,
+        *,
+        unwrap: bool,
+        via: Via | None = None,
     ) -> ElicitationResult[Any]:
         raise NotImplementedError
 
@@ -138,10 +146,11 @@ class AskHelpers:
         description: str | None = None,
         default: bool = False,
         timeout: Timeout = SERVER_DEFAULT,
+        via: Via | None = None,
     ) -> ElicitationResult[bool]:
         """Ask a yes/no question; `Accepted.data` is the checkbox's value."""
         result: ElicitationResult[bool] = await self._ask(
-            ctx, message, confirm_schema(title, description, default), timeout, unwrap=True
+            ctx, message, confirm_schema(title, description, default), timeout, unwrap=True, via=via
         )
         return result
 
@@ -157,10 +166,11 @@ class AskHelpers:
         format: TextFormat | None = None,
         default: str | None = None,
         timeout: Timeout = SERVER_DEFAULT,
+        via: Via | None = None,
     ) -> ElicitationResult[str]:
         """Ask for a line of text (optionally an email, URI, date or date-time)."""
         schema = text_schema(title, description, min_length, max_length, format, default)
-        result: ElicitationResult[str] = await self._ask(ctx, message, schema, timeout, unwrap=True)
+        result: ElicitationResult[str] = await self._ask(ctx, message, schema, timeout, unwrap=True, via=via)
         return result
 
     async def choice(
@@ -173,9 +183,10 @@ class AskHelpers:
         description: str | None = None,
         default: str | None = None,
         timeout: Timeout = SERVER_DEFAULT,
+        via: Via | None = None,
     ) -> ElicitationResult[str]:
         """Ask for one of `options`; `Accepted.data` is the chosen value."""
-        return await self._choice(ctx, message, options, title, description, default, timeout)
+        return await self._choice(ctx, message, options, title, description, default, timeout, via)
 
     async def titled_choice(
         self,
@@ -187,9 +198,10 @@ class AskHelpers:
         description: str | None = None,
         default: str | None = None,
         timeout: Timeout = SERVER_DEFAULT,
+        via: Via | None = None,
     ) -> ElicitationResult[str]:
         """Ask for one of `options` (value -> display title); `Accepted.data` is the value."""
-        return await self._choice(ctx, message, options, title, description, default, timeout)
+        return await self._choice(ctx, message, options, title, description, default, timeout, via)
 
     async def choices(
         self,
@@ -203,9 +215,12 @@ class AskHelpers:
         max_items: int | None = None,
         default: Sequence[str] | None = None,
         timeout: Timeout = SERVER_DEFAULT,
+        via: Via | None = None,
     ) -> ElicitationResult[list[str]]:
         """Ask for several of `options` (multi-select); `Accepted.data` is the chosen values."""
-        return await self._choices(ctx, message, options, title, description, min_items, max_items, default, timeout)
+        return await self._choices(
+            ctx, message, options, title, description, min_items, max_items, default, timeout, via
+        )
 
     async def titled_choices(
         self,
@@ -219,9 +234,12 @@ class AskHelpers:
         max_items: int | None = None,
         default: Sequence[str] | None = None,
         timeout: Timeout = SERVER_DEFAULT,
+        via: Via | None = None,
     ) -> ElicitationResult[list[str]]:
         """Multi-select with display titles (value -> title); `Accepted.data` is the chosen values."""
-        return await self._choices(ctx, message, options, title, description, min_items, max_items, default, timeout)
+        return await self._choices(
+            ctx, message, options, title, description, min_items, max_items, default, timeout, via
+        )
 
     async def _choice(
         self,
@@ -232,10 +250,11 @@ class AskHelpers:
         description: str | None,
         default: str | None,
         timeout: Timeout,
+        via: Via | None,
     ) -> ElicitationResult[str]:
         values, titles = split_options(options)
         schema = choice_schema(values, titles, title, description, default)
-        result: ElicitationResult[str] = await self._ask(ctx, message, schema, timeout, unwrap=True)
+        result: ElicitationResult[str] = await self._ask(ctx, message, schema, timeout, unwrap=True, via=via)
         return result
 
     async def _choices(
@@ -249,9 +268,10 @@ class AskHelpers:
         max_items: int | None,
         default: Sequence[str] | None,
         timeout: Timeout,
+        via: Via | None,
     ) -> ElicitationResult[list[str]]:
         values, titles = split_options(options)
         chosen = None if default is None else tuple(default)
         schema = choices_schema(values, titles, title, description, min_items, max_items, chosen)
-        result: ElicitationResult[list[str]] = await self._ask(ctx, message, schema, timeout, unwrap=True)
+        result: ElicitationResult[list[str]] = await self._ask(ctx, message, schema, timeout, unwrap=True, via=via)
         return result

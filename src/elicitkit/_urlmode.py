@@ -24,6 +24,7 @@ from starlette.routing import Route
 
 from elicitkit import _mcp
 from elicitkit._core.kinds import new_id
+from elicitkit._engine.desk import PageQuestions
 from elicitkit._engine.run import Answer, Question
 from elicitkit._errors import ElicitationError
 from elicitkit._results import Accepted, Cancelled, Declined, ElicitationResult
@@ -94,7 +95,9 @@ class UrlMode:
 
     def routes(self) -> list[Route]:
         """elicitkit's page routes, to add to your own Starlette/FastAPI app (next to the mounted MCP app)."""
-        return Pages(self._engine.inbox, self._tokens, self).routes()
+        engine = self._engine
+        pages = Pages(PageQuestions(engine.desk, engine.inbox), self._tokens, self).routes()
+        return pages + [route for channel in engine.desk.channels.values() for route in channel.routes()]
 
     def _base(self) -> str:
         if self._public_url is None:

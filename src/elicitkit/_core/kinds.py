@@ -23,9 +23,9 @@ __all__ = [
 Mode = Literal["form", "url"]
 """How a question is shown: a form the client renders, or a link the person opens."""
 
-RouteName = Literal["native", "mrtr", "llm", "handler"]
+RouteName = Literal["native", "mrtr", "llm", "handler", "channel"]
 """How a question reaches the person: 2025-11-25 `elicitation/create`, 2026-07-28 `InputRequiredResult`,
-the model (fallback tool), or the server's own fallback handler."""
+the model (fallback tool), the server's own fallback handler, or a human channel (web inbox, Slack, ...)."""
 
 Stage = Literal["stored", "sent"]
 """How far a question has gone on its route: persisted for another request or node to answer, and put to the

@@ -20,7 +20,8 @@ import anyio
 import anyio.lowlevel
 
 from elicitkit._core.journal import Entry, reusable_step
-from elicitkit._engine.cluster import Cluster
+from elicitkit._engine.cluster import Cluster, Missing
+from elicitkit._engine.desk import ChannelDesk, ChannelRoute
 from elicitkit._engine.host import RunHost, current_run
 from elicitkit._engine.inbox import Inbox
 from elicitkit._engine.journal import Durability, SealerLike
@@ -29,6 +30,7 @@ from elicitkit._engine.policy import Policy
 from elicitkit._engine.registry import Registry
 from elicitkit._engine.routes import Asker
 from elicitkit._engine.run import Run, call
+from elicitkit._web.tokens import LinkTokens
 from elicitkit.stores.base import Broker, Store
 from elicitkit.stores.guarded import guarded
 
@@ -42,7 +44,7 @@ _SWEEP_EVERY = 60.0
 class Engine:
     """Runs, open questions, their durable records, and the requests attached to them."""
 
-    def __init__(self, policy: Policy, *, store: Store, broker: Broker, sealer: SealerLike) -> None:
+    def __init__(self, policy: Policy, *, store: Store, broker: Broker, sealer: SealerLike, tokens: LinkTokens) -> None:
         self.policy = policy
         self.store = guarded(store)
         self.registry = Registry()
@@ -50,7 +52,8 @@ class Engine:
         self.cluster = Cluster(self.store, broker, sealer, policy.node)
         self.runs = RunHost(policy, self.registry, self.durability, self.store)
         self.inbox = Inbox(policy, self.registry, self.durability, self.store, self.cluster, self.runs)
-        self.asker = Asker(policy, self.registry, self.durability, self.store)
+        self.desk = ChannelDesk(policy, self.registry, self.durability, self.store, self.cluster, tokens)
+        self.asker = Asker(policy, self.registry, self.durability, self.store, ChannelRoute(policy, self.desk))
         self.middleware = ToolsMiddleware(policy, self.runs, self.inbox)
 
     @asynccontextmanager
@@ -58,7 +61,7 @@ class Engine:
         """Give suspended runs a task group, and this node a presence, while the server's lifespan lasts."""
         async with anyio.create_task_group() as tg:
             if self.policy.shared:
-                await tg.start(self.cluster.serve, self.inbox.principal_of, self.inbox.forwarded)
+                await tg.start(self.cluster.serve, self._principal_of, self._forwarded)
                 tg.start_soon(self.cluster.heartbeat, self.policy.lease)
             tg.start_soon(self._sweep)
             try:
@@ -66,6 +69,15 @@ class Engine:
                     yield
             finally:
                 tg.cancel_scope.cancel()
+
+    def _principal_of(self, run_id: str) -> str | Missing | None:
+        run = self.registry.runs.get(run_id)  # any run: a channel answer may be for a run that is not hosted
+        return self.inbox.principal_of(run_id) if run is None else run.principal
+
+    async def _forwarded(self, run_id: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+        if payload.get("op") == "channel":
+            return self.desk.forwarded(payload)
+        return await self.inbox.forwarded(run_id, payload)
 
     async def _sweep(self) -> None:
         while True:

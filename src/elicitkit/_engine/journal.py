@@ -53,6 +53,15 @@ class QuestionRecord:
     secret: tuple[str, ...] = ()
     observable: bool = False
     """Completed by elicitkit's own page (the client's accept only acknowledges it)."""
+    via: list[Any] | None = None
+    """A channel question's destination (`Via.to_json`)."""
+    ref: dict[str, Any] | None = None
+    """A channel question's message, as its channel identifies it."""
+    node: str | None = None
+    """The node that asked (a channel question of a run that is not hosted lives only there)."""
+    tool: str | None = None
+    hosted: bool = True
+    expires_at: float = 0.0
 
 
 class Durability:
@@ -102,6 +111,10 @@ class Durability:
             "obs": record.observable,
             "p": record.principal,
         }
+        if record.via is not None:
+            value.update(
+                via=record.via, ref=record.ref, node=record.node, tool=record.tool, h=record.hosted, e=expires_at
+            )
         sealed = self._seal(record.principal, value, f"question:{question_id}")
         await self.store.put_question(question_id, record.run_id, sealed, expires_at)
 
@@ -141,6 +154,12 @@ class Durability:
             secret=tuple(value.get("secret", ())),
             # Records written before "obs" existed keep the rule they were written under: any link acknowledges.
             observable=value.get("obs", value.get("mode") == "url"),
+            via=value.get("via"),
+            ref=value.get("ref"),
+            node=value.get("node"),
+            tool=value.get("tool"),
+            hosted=value.get("h", True),
+            expires_at=value.get("e", 0.0),
         )
 
     async def load_question(self, question_id: str, principal: str | None) -> QuestionRecord | None:

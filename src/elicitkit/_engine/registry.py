@@ -16,6 +16,8 @@ class Registry:
         """Questions the model answers through the fallback tool, by question id."""
         self.url_questions: dict[str, Question] = {}
         """Open URL questions that elicitkit's pages or callbacks complete, by question id."""
+        self.channel_questions: dict[str, Question] = {}
+        """Open questions on human channels, by question id."""
         self._session_questions: dict[object, Question] = {}
 
     @property

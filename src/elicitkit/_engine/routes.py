@@ -5,7 +5,8 @@
 - `MrtrRoute`: 2026-07-28 `InputRequiredResult`, answered by the client's retry;
 - `ModelRoute`: the client cannot show the question, so the tool result asks the
   model to ask the person and answer through the fallback system tool;
-- `HandlerRoute`: the server's own fallback handler answers.
+- `HandlerRoute`: the server's own fallback handler answers;
+- `ChannelRoute` (in `desk`): a human channel (web inbox, Slack, Discord, Teams).
 
 Each route puts the question and returns once it has an answer; `Asker`
 chooses the route, bounds the wait and cleans up, the same way for all.
@@ -181,7 +182,9 @@ class HandlerRoute:
 class Asker:
     """Puts a tool body's question to the person on the route its client allows, and waits for the answer."""
 
-    def __init__(self, policy: Policy, registry: Registry, durability: Durability, store: Store) -> None:
+    def __init__(
+        self, policy: Policy, registry: Registry, durability: Durability, store: Store, channel: Route
+    ) -> None:
         self.policy = policy
         self.registry = registry
         self.store = store
@@ -189,12 +192,20 @@ class Asker:
         self.mrtr = MrtrRoute(policy, durability)
         self.model = ModelRoute(policy, durability, registry)
         self.handler = HandlerRoute(policy, durability)
+        self.channel = channel
 
     def choose(self, rctx: ServerRequestContext[Any, Any], run: Run | None, question: Question) -> Route:
         """The route for `question`, or `ElicitationNotSupported` when none reaches the person."""
         hosted = run is not None and run.hosted
         what = "links (URL mode)" if question.mode == "url" else "elicitation forms"
         fallback = self.policy.fallback
+        if question.via is not None:
+            if run is None:
+                raise ElicitationNotSupported(
+                    "A question for a channel must be asked from a tool called through the server that "
+                    "Elicitation(server) is attached to"
+                )
+            return self.channel
         if self.policy.native_possible(rctx, question.mode):
             if not _mcp.is_mrtr(rctx.protocol_version):
                 return self.native

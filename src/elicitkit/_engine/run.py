@@ -23,6 +23,7 @@ from elicitkit._core.kinds import Answer, Hosting, Mode, QuestionState, RouteNam
 from elicitkit._core.rounds import Round
 from elicitkit._errors import InvalidElicitationContent
 from elicitkit._schema import FormSchema, to_data
+from elicitkit.channels.base import Responder, Via
 
 __all__ = ["MAX_ATTEMPTS", "Answer", "Final", "Question", "Run", "Verdict", "call", "new_id"]
 
@@ -93,6 +94,10 @@ class Question:
     """Set while a native request is in flight, so the question can be withdrawn."""
     replayed: bool = False
     """Answered from the run's journal (a replay): not asked again."""
+    via: Via | None = None
+    """The human channel the question goes to instead of the client (None: the client, as it allows)."""
+    responder: Responder | None = None
+    """Who answered on a channel."""
     watcher: Callable[[Question, Stage], Awaitable[None] | None] | None = None
     """Told once per stage the question reaches on its route (the front's hooks and audit); it returns
     something to await only when there is (an async hook)."""
@@ -296,7 +301,8 @@ class Run:
             await self._changed.wait()
 
     def _askable(self) -> list[Question]:
-        return [q for q in self.pending.values() if not q.acknowledged]
+        """The questions the next outcome hands to the client (a channel's go elsewhere)."""
+        return [q for q in self.pending.values() if not q.acknowledged and q.via is None]
 
     @property
     def awaiting_pages(self) -> bool:

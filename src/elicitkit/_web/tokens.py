@@ -21,7 +21,7 @@ from elicitkit._errors import TamperedRecord
 
 __all__ = ["InvalidLink", "Link", "LinkTokens"]
 
-Purpose = Literal["form", "callback", "go", "browser"]
+Purpose = Literal["form", "callback", "go", "browser", "channel"]
 _AAD = b"elicitkit/v1/link"
 
 
