@@ -196,6 +196,7 @@ class Elicitation(AskHelpers, UrlMode, HookMethods):
         self.public_url = public_url
         self.via = via
         self._engine.desk.base_url = self._base
+        self._engine.desk.page_identity = page_identity
         for channel in channels:
             self._engine.desk.add(channel)
         if via is not None:

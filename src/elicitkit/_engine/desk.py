@@ -32,6 +32,7 @@ from elicitkit._engine.registry import Registry
 from elicitkit._engine.run import Question, Run
 from elicitkit._errors import ElicitationNotSupported
 from elicitkit._schema import compile_schema, problems_in
+from elicitkit._web.app import PageIdentity
 from elicitkit._web.tokens import InvalidLink, Link, LinkTokens
 from elicitkit.channels.base import Channel, ChannelRefused, Closing, Prompt, Responder, Verdict, Via
 from elicitkit.stores.base import Store
@@ -75,6 +76,8 @@ class ChannelDesk:
         self.tokens = tokens
         self.channels: dict[str, Channel] = {}
         self.base_url: Callable[[], str] = lambda: ""
+        self.page_identity: PageIdentity | None = None
+        """Who opens one of elicitkit's pages (the web inbox's people)."""
 
     def add(self, channel: Channel) -> None:
         if channel.name in self.channels:
@@ -112,7 +115,8 @@ class ChannelDesk:
         if action not in ACTIONS:
             return Verdict("invalid", f"Unknown action {action!r}.", {"": "unknown action"})
         answer = Answer(action, dict(content) if action == "accept" and content is not None else None)
-        if record.secret and action == "accept" and answer.content is not None:
+        if record.secret and action == "accept" and answer.content is not None and responder.channel != "web":
+            # Only elicitkit's own pages (the web inbox is one) may carry secrets; chats get `secure_link`.
             return Verdict("invalid", "This question has secret fields: answer it on the secure page.", {})
         problems = problems_in(compile_schema(record.schema), answer.action, answer.content)
         if problems is not None:
@@ -268,6 +272,15 @@ class ChannelRoute:
         via = question.via
         assert via is not None
         assert run is not None  # `Asker.choose` refuses a channel question outside a run
+        if via.channel == "web":
+            # The web inbox shows a question to one principal, who alone answers unless approvers say otherwise.
+            inbox_of = via.target if via.target is not None else run.principal
+            if inbox_of is None:
+                raise ElicitationNotSupported(
+                    "The web inbox shows questions to a principal: authenticate the MCP client, or say whose "
+                    "inbox with web('alice')"
+                )
+            via = replace(via, target=inbox_of, approvers=via.approvers or frozenset({inbox_of}))
         desk = self.desk
         channel = desk.channel(via)
         expires = self.policy.wall_expiry(question) if run.hosted else question.expires_wall()
