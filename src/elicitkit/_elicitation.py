@@ -10,7 +10,7 @@ import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from starlette.applications import Starlette
 
-from elicitkit import _mcp
+from elicitkit import _elicit_tool, _mcp
 from elicitkit._asking import Asking
 from elicitkit._clients import ClientOverride, Mode
 from elicitkit._core.kinds import new_id
@@ -240,6 +240,33 @@ class Elicitation(AskHelpers, UrlMode, HookMethods):
         del ctx  # the run is found through the task; ctx keeps call sites uniform with `elicit`
         value: T = await self._engine.step(name, fn)
         return value
+
+    @property
+    def channel_names(self) -> frozenset[str]:
+        """The names of the human channels added (`"web"`, `"slack"`, ...)."""
+        return frozenset(self._engine.desk.channels)
+
+    def install_elicit_tool(
+        self,
+        destinations: Mapping[str, Via] | None = None,
+        *,
+        name: str = "elicit",
+        timeout: Timeout = SERVER_DEFAULT,
+    ) -> None:
+        """Register an `elicit` tool through which an agent asks a person a question of its own (mcp.do's shape).
+
+        Its input is `{message, schema, uiType}`; `destinations` maps each
+        `uiType` ("slack", "discord", "teams", "web") to where it asks, e.g.
+        `{"slack": slack("#approvals")}` (an added web inbox is offered as
+        `web()` by default). Results read `User provided: {json}`, `User
+        declined: {reason}` or `User canceled: Request timed out after N
+        minutes`, with structured content `{action, content?, reason?}`.
+
+        Raises:
+            ValueError: a destination names a channel that was not added, or there is none.
+        """
+        limit = seconds(timeout, self.timeout)
+        _elicit_tool.install(self.server, self.elicit, self.channel_names, destinations or {}, name, limit)
 
     def _destination(self, via: Via | None) -> Via | None:
         chosen = via if via is not None else self.via
