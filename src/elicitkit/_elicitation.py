@@ -204,6 +204,7 @@ class Elicitation(AskHelpers, UrlMode, HookMethods):
         setattr(server, _ATTACHED, self)
         server.middleware.append(self._engine.middleware)
         _mcp.wrap_lifespan(server, self._engine.host)
+        _mcp.advertise_tasks(server)
         # Registered on the server itself, so server.run("streamable-http") and streamable_http_app() serve the pages.
         for route in self.routes():
             server.custom_route(route.path, methods=sorted(route.methods or ()), include_in_schema=False)(

@@ -209,8 +209,9 @@ def parse_send_args(arguments: Any, tool: str) -> SendResultArgs | CallToolResul
     return SendResultArgs(elicit_id, action, dict(content))
 
 
-def shape_tools(result: HandlerResult, fallback_tool: str, *, needed: bool) -> HandlerResult:
-    """A `tools/list` result with the fallback tool shown only when `needed`, and output schemas widened then."""
+def shape_tools(result: HandlerResult, fallback_tool: str, *, needed: bool, tasks: bool = False) -> HandlerResult:
+    """A `tools/list` result with the fallback tool shown only when `needed`, and output schemas widened then;
+    with `tasks`, every tool says it may run as a 2025-11-25 task."""
     if isinstance(result, ListToolsResult):
         wire: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
     elif isinstance(result, dict) and isinstance(result.get("tools"), list):
@@ -224,4 +225,6 @@ def shape_tools(result: HandlerResult, fallback_tool: str, *, needed: bool) -> H
         shaped = [
             {**t, "outputSchema": widen_output_schema(t["outputSchema"])} if t.get("outputSchema") else t for t in tools
         ]
+    if tasks:
+        shaped = [{**t, "execution": {"taskSupport": "optional", **t.get("execution", {})}} for t in shaped]
     return {**wire, "tools": shaped}

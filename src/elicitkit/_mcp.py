@@ -123,3 +123,33 @@ def session_key(rctx: ServerRequestContext[Any, Any]) -> object:
         who = principal(rctx)
         return ("principal", who) if who is not None else None
     return rctx.session._connection  # pyright: ignore[reportPrivateUsage]
+
+
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+
+
+def requested_task(rctx: ServerRequestContext[Any, Any]) -> float | None:
+    """A 2025-11-25 `tools/call` that asks to run as a task: its requested TTL in seconds (0: none given)."""
+    if is_mrtr(rctx.protocol_version) or not rctx.params:
+        return None
+    task = rctx.params.get("task")
+    if not isinstance(task, dict):
+        return None
+    ttl = task.get("ttl")
+    return float(ttl) / 1000 if isinstance(ttl, int | float) and ttl > 0 else 0.0
+
+
+def takes_tasks(rctx: ServerRequestContext[Any, Any]) -> bool:
+    """A 2026-07-28 request whose client declared the tasks extension (per request, in its capabilities)."""
+    if not is_mrtr(rctx.protocol_version):
+        return False
+    declared = capabilities(rctx)
+    extensions = declared.extensions if declared is not None else None
+    return bool(extensions) and TASKS_EXTENSION in extensions  # type: ignore[operator]
+
+
+def advertise_tasks(server: MCPServer[Any]) -> None:
+    """Declare the 2026-07-28 tasks extension in `server/discover` (2025-11-25's `tasks` capability is added to
+    the `initialize` result by elicitkit's middleware: the SDK has no field for it)."""
+    lowlevel = server._lowlevel_server  # pyright: ignore[reportPrivateUsage]
+    lowlevel.extensions[TASKS_EXTENSION] = {}

@@ -22,11 +22,12 @@ import anyio
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context
 
+from elicitkit import _mcp
 from elicitkit._core.journal import Entry
 from elicitkit._core.kinds import ACTIONS, Answer, RouteName
 from elicitkit._engine.cluster import Cluster, encode_outcome
 from elicitkit._engine.inbox import Inbox, PageQuestion
-from elicitkit._engine.journal import Durability, QuestionRecord
+from elicitkit._engine.journal import Durability, QuestionRecord, RunRecord
 from elicitkit._engine.policy import Policy
 from elicitkit._engine.registry import Registry
 from elicitkit._engine.run import Question, Run
@@ -301,10 +302,17 @@ class ChannelRoute:
             expires_at=expires,
         )
         await desk.durability.save_question(question.id, record, expires)
+        if run.hosted:
+            # The run must stay replayable for as long as the person may answer (a restart, a crash).
+            run_record = RunRecord(run.tool, run.arguments, run.mrtr)
+            await desk.durability.save_run(
+                run.id, run.principal, run_record, expires - time.time() + self.policy.run_expiry
+            )
         desk.registry.channel_questions[question.id] = question
         run.pending[question.id] = question
         prompt = desk._prompt(token, question.id, record)
         ref: dict[str, Any] | None = None
+        kept = False
         try:
             await question.reached("stored")
             try:
@@ -313,14 +321,22 @@ class ChannelRoute:
                 raise ElicitationNotSupported(f"The {via.channel} channel cannot show this question: {exc}") from None
             await desk.durability.save_question(question.id, replace(record, ref=ref), expires)
             await question.reached("sent")
+            if run.hosted and not run.task and run.rctx is not None and _mcp.takes_tasks(run.rctx):
+                run.want_task()  # a person elsewhere may take long: the client polls a task instead of waiting
             await question.wait()
+        except anyio.get_cancelled_exc_class():
+            # The server is shutting down (not the run ending, nor the question expiring): the question stays
+            # open, recorded, and its answer replays the run after the restart.
+            kept = run.hosted and not run.scope.cancel_called and anyio.current_time() < question.expires_at
+            raise
         finally:
             desk.registry.channel_questions.pop(question.id, None)
-            with anyio.CancelScope(shield=True):
-                if ref is not None:
-                    await self._close(channel, prompt, ref, question, record)
-                with suppress(Exception):
-                    await desk.store.delete_question(question.id)
+            if not kept:
+                with anyio.CancelScope(shield=True):
+                    if ref is not None:
+                        await self._close(channel, prompt, ref, question, record)
+                    with suppress(Exception):
+                        await desk.store.delete_question(question.id)
 
     async def _close(
         self, channel: Channel, prompt: Prompt, ref: dict[str, Any], question: Question, record: QuestionRecord

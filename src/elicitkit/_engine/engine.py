@@ -30,6 +30,7 @@ from elicitkit._engine.policy import Policy
 from elicitkit._engine.registry import Registry
 from elicitkit._engine.routes import Asker
 from elicitkit._engine.run import Run, call
+from elicitkit._engine.tasks import TaskBook
 from elicitkit._web.tokens import LinkTokens
 from elicitkit.stores.base import Broker, Store
 from elicitkit.stores.guarded import guarded
@@ -50,7 +51,8 @@ class Engine:
         self.registry = Registry()
         self.durability = Durability(self.store, sealer, policy.node)
         self.cluster = Cluster(self.store, broker, sealer, policy.node)
-        self.runs = RunHost(policy, self.registry, self.durability, self.store)
+        self.tasks = TaskBook(policy, self.registry, self.durability, self.store)
+        self.runs = RunHost(policy, self.registry, self.durability, self.store, self.tasks)
         self.inbox = Inbox(policy, self.registry, self.durability, self.store, self.cluster, self.runs)
         self.desk = ChannelDesk(policy, self.registry, self.durability, self.store, self.cluster, tokens)
         self.asker = Asker(policy, self.registry, self.durability, self.store, ChannelRoute(policy, self.desk))

@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from contextvars import ContextVar
 from dataclasses import replace
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import anyio.abc
@@ -32,6 +32,7 @@ from elicitkit._engine.journal import Durability, RunRecord
 from elicitkit._engine.policy import Policy
 from elicitkit._engine.registry import Registry
 from elicitkit._engine.run import Final, Question, Run
+from elicitkit._engine.tasks import TaskBook
 from elicitkit._errors import StoreUnavailable
 from elicitkit._fallback import render_pending
 from elicitkit.stores.base import Store
@@ -47,11 +48,14 @@ current_run: ContextVar[Run | None] = ContextVar("elicitkit_run", default=None)
 class RunHost:
     """Task groups for suspended bodies, one per lifespan entry, and the runs' life in them."""
 
-    def __init__(self, policy: Policy, registry: Registry, durability: Durability, store: Store) -> None:
+    def __init__(
+        self, policy: Policy, registry: Registry, durability: Durability, store: Store, tasks: TaskBook
+    ) -> None:
         self.policy = policy
         self.registry = registry
         self.durability = durability
         self.store = store
+        self.tasks = tasks
         # The lifespan's task group, found through the context its requests inherit (stdio,
         # in-memory clients, HTTP sessions), or else by the identity of the lifespan state.
         self._host_var: ContextVar[anyio.abc.TaskGroup | None] = ContextVar(f"elicitkit_host_{id(self)}", default=None)
@@ -83,8 +87,12 @@ class RunHost:
     async def start(
         self, rctx: ServerRequestContext[Any, Any], tool: str, arguments: dict[str, Any], call_next: CallNext
     ) -> HandlerResult:
-        """Run a tool body: inside this request when it can only ask natively, else hosted and journaled."""
-        host = self.host_for(rctx) if self.policy.needs_host(rctx) else None
+        """Run a tool body: inside this request when it can only ask natively, else hosted and journaled.
+
+        A 2025-11-25 call that asks for a task (`params.task`) gets its task handle at once.
+        """
+        task = _mcp.requested_task(rctx)
+        host = self.host_for(rctx) if task is not None or self.policy.needs_host(rctx) else None
         hosting = Hosting.INLINE if host is None else Hosting.HOSTED
         run = Run(
             id=new_id(),
@@ -103,9 +111,47 @@ class RunHost:
                 current_run.reset(token)
                 self.registry.runs.pop(run.id, None)
         await self.store_run(run)
+        if task is not None:
+            record = await self.tasks.start(run, task)
+            host.start_soon(self.drive, run, rctx, call_next)
+            return self.tasks.created(run, record, legacy=True)
         run.rctx = rctx
         host.start_soon(self.drive, run, rctx, call_next)
         return await self.await_outcome(run, rctx)
+
+    async def recover(self, rctx: ServerRequestContext[Any, Any], call_next: CallNext, run_id: str) -> None:
+        """A task's run is in no process that is alive (a restart, a crash): take it over and replay it here."""
+        principal = _mcp.principal(rctx)
+        found = await self.durability.load_run(run_id, principal)
+        host = self.host_for(rctx)
+        if found is None or host is None:
+            return
+        owner, record = found
+        if owner != self.policy.node and await self.store.is_alive(owner):
+            return  # its node is alive and holds it
+        if owner != self.policy.node and not await self.store.claim_run(run_id, owner, self.policy.node):
+            return  # another node took it over first
+        if self.registry.runs.get(run_id) is not None:
+            return
+        run = self._rebuilt(run_id, principal, record)
+        run.journal = await self.durability.journal(run_id, principal)
+        run.task = True
+        logger.info("Resuming task %s of tool %r from %d journal entries", run_id, record.tool, len(run.journal))
+        host.start_soon(self.drive, run, self._body_context(rctx, record), call_next)
+
+    def _rebuilt(self, run_id: str, principal: str | None, record: RunRecord) -> Run:
+        run = Run(id=run_id, tool=record.tool, principal=principal, mrtr=record.mrtr, hosting=Hosting.HOSTED)
+        run.arguments = record.arguments
+        self.registry.runs[run_id] = run
+        return run
+
+    @staticmethod
+    def _body_context(rctx: ServerRequestContext[Any, Any], record: RunRecord) -> ServerRequestContext[Any, Any]:
+        """The `tools/call` a replayed body runs as, through whichever request brought the run back."""
+        params: dict[str, Any] = {"name": record.tool, "arguments": record.arguments}
+        if rctx.params and "_meta" in rctx.params:
+            params["_meta"] = rctx.params["_meta"]
+        return replace(rctx, method="tools/call", params=params)
 
     async def replay(
         self,
@@ -119,17 +165,12 @@ class RunHost:
         host = self.host_for(rctx)
         if host is None:
             raise refusals.ended()
-        run = Run(id=run_id, tool=record.tool, principal=principal, mrtr=record.mrtr, hosting=Hosting.HOSTED)
-        run.journal = await self.durability.journal(run_id, principal)
-        run.arguments = record.arguments
-        self.registry.runs[run_id] = run
+        journal = await self.durability.journal(run_id, principal)
+        run = self._rebuilt(run_id, principal, record)
+        run.journal = journal
         logger.info("Replaying run %s of tool %r from %d journal entries", run_id, record.tool, len(run.journal))
-        params = {"name": record.tool, "arguments": record.arguments}
-        if rctx.params and "_meta" in rctx.params:
-            params["_meta"] = rctx.params["_meta"]
-        body_ctx = replace(rctx, params=params)
         run.rctx = rctx
-        host.start_soon(self.drive, run, body_ctx, call_next)
+        host.start_soon(self.drive, run, self._body_context(rctx, record), call_next)
         return await self.await_outcome(run, rctx)
 
     async def drive(self, run: Run, rctx: ServerRequestContext[Any, Any], call_next: CallNext) -> None:
@@ -142,7 +183,13 @@ class RunHost:
                     run.finish(Final(result=await call_next(rctx)))
                 except Exception as exc:
                     run.finish(Final(error=exc))
-            if run.final is None:
+            if run.task and run.final is not None:
+                with anyio.CancelScope(shield=True):
+                    try:
+                        await self.tasks.finish(run, run.final)
+                    except StoreUnavailable:
+                        logger.warning("Could not record the outcome of task %s", run.id)
+            elif run.final is None:
                 logger.info(
                     "Run %s of tool %r ended unfinished: no answer came in time, or it was cancelled", run.id, run.tool
                 )
@@ -155,6 +202,8 @@ class RunHost:
             if run.final is None:
                 # Wake any request still waiting for this run (one that raced its expiry or shutdown).
                 run.finish(Final(error=refusals.ended()))
+            if run.task:
+                run.mark_picked()  # `tasks/result` waits for this: the outcome is in the task's record now
             for question in list(run.pending.values()):
                 question.resolve_cancelled()
             self.registry.runs.pop(run.id, None)
@@ -171,7 +220,7 @@ class RunHost:
     async def await_outcome(self, run: Run, rctx: ServerRequestContext[Any, Any] | None) -> HandlerResult:
         """Wait for the run's next outcome on behalf of a request (None: a request forwarded from another node)."""
         run.rctx = rctx
-        outcome: Final | list[Question] | None = None
+        outcome: Final | list[Question] | Literal["task"] | None = None
         try:
             # While the person is on one of our pages, a request waits a bounded time, then comes back later.
             with anyio.move_on_after(self.policy.url_wait if run.awaiting_pages else math.inf):
@@ -184,6 +233,10 @@ class RunHost:
             run.rctx = None
         if outcome is None:
             return self._still_waiting(run)
+        if outcome == "task":
+            # The body asked on a human channel and this client takes tasks: it polls from now on.
+            record = await self.tasks.start(run, None)
+            return self.tasks.created(run, record, legacy=False)
         if isinstance(outcome, Final):
             run.mark_picked()
             if outcome.error is not None:

@@ -12,13 +12,19 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+import anyio
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND
 
+from elicitkit import _mcp
 from elicitkit._core.codec import is_ours
 from elicitkit._engine import refusals
 from elicitkit._engine.host import RunHost
 from elicitkit._engine.inbox import Inbox
 from elicitkit._engine.policy import Policy
+from elicitkit._engine.run import Run
+from elicitkit._engine.tasks import TERMINAL, with_task_capability
 from elicitkit._errors import StoreUnavailable, TamperedRecord
 from elicitkit._fallback import shape_tools
 
@@ -32,13 +38,26 @@ class ToolsMiddleware:
         self.policy = policy
         self.host = host
         self.inbox = inbox
+        self.tasks = host.tasks
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.method == "tools/list":
-            # The fallback tool is shown only to clients that need it, with output schemas widened for them.
+            # The fallback tool is shown only to clients that need it, with output schemas widened for them;
+            # 2025-11-25 clients learn that every tool may run as a task.
+            legacy = not _mcp.is_mrtr(ctx.protocol_version)
             return shape_tools(
-                await call_next(ctx), self.policy.fallback_tool, needed=self.policy.model_fallback_shown(ctx)
+                await call_next(ctx),
+                self.policy.fallback_tool,
+                needed=self.policy.model_fallback_shown(ctx),
+                tasks=legacy,
             )
+        if ctx.method == "initialize":
+            return with_task_capability(await call_next(ctx))
+        if ctx.method.startswith("tasks/"):
+            try:
+                return await self.task_method(ctx, call_next)
+            except StoreUnavailable as exc:
+                raise refusals.store_unavailable(str(exc)) from exc
         if ctx.method != "tools/call" or ctx.request_id is None:
             return await call_next(ctx)
         params = ctx.params or {}
@@ -57,3 +76,50 @@ class ToolsMiddleware:
         except TamperedRecord as exc:
             logger.error("tools/call %r refused: a stored record failed authentication", name)
             raise refusals.tampered() from exc
+
+    async def task_method(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        """`tasks/get`, `tasks/result` (2025-11-25), `tasks/update` (2026-07-28) and `tasks/cancel`."""
+        legacy = not _mcp.is_mrtr(ctx.protocol_version)
+        method = ctx.method
+        if method not in ("tasks/get", "tasks/cancel", "tasks/result" if legacy else "tasks/update"):
+            raise MCPError(code=METHOD_NOT_FOUND, message="Method not found", data=method)
+        task_id = str((ctx.params or {}).get("taskId", ""))
+        record, run = await self.tasks.status(ctx, task_id)
+        if run is None and record["status"] not in TERMINAL:
+            await self.host.recover(ctx, call_next, task_id)
+            record, run = await self.tasks.status(ctx, task_id)
+        if method == "tasks/get":
+            return self.tasks.detailed(task_id, record, run, legacy=legacy)
+        if method == "tasks/update":
+            await self.tasks.update(run, (ctx.params or {}).get("inputResponses"))
+            return {}
+        if method == "tasks/cancel":
+            if record["status"] in TERMINAL:
+                raise MCPError(code=INVALID_PARAMS, message=f"Task {task_id!r} already ended ({record['status']})")
+            record["status"] = "cancelled"
+            await self.tasks.save(task_id, _mcp.principal(ctx), record)
+            if run is not None:
+                run.scope.cancel()
+            return self.tasks.task(task_id, record, legacy=legacy)
+        return await self.task_result(ctx, task_id, run)
+
+    async def task_result(self, ctx: ServerRequestContext[Any, Any], task_id: str, run: Run | None) -> HandlerResult:
+        """2025-11-25 `tasks/result`: wait for the end; while waiting, the run asks its client through this request."""
+        if run is not None:
+            run.rctx = ctx
+            try:
+                await run.wait_picked()  # a task's run is "picked" once its outcome is in its record
+            finally:
+                run.rctx = None
+        record, _ = await self.tasks.status(ctx, task_id)
+        delay = 0.05
+        while record["status"] not in TERMINAL:  # held by another node: its end shows in the store
+            await anyio.sleep(delay)
+            delay = min(delay * 2, 1.0)
+            record, _ = await self.tasks.status(ctx, task_id)
+        if record["status"] == "completed":
+            return self.tasks.related(task_id, record.get("result", {}))
+        if record["status"] == "cancelled":
+            raise MCPError(code=INVALID_PARAMS, message=f"Task {task_id!r} was cancelled")
+        error = record.get("error") or {}
+        raise MCPError(code=int(error.get("code", -32603)), message=str(error.get("message", "The tool failed")))

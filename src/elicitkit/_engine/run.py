@@ -13,7 +13,7 @@ import math
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import anyio.lowlevel
@@ -239,6 +239,10 @@ class Run:
     journal: dict[int, Any] = field(default_factory=dict)
     """Entries recorded before this body started (a replay); consulted by `elicit` and `step`."""
     next_seq: int = 0
+    task: bool = False
+    """The run is an MCP task: clients poll it (`tasks/get`) instead of waiting for its outcome."""
+    task_wanted: bool = False
+    """The body asked on a human channel and the waiting client takes tasks: hand it a task now."""
     # Created only while someone waits: 10,000 suspended runs should not carry idle events.
     _changed: anyio.Event | None = None
 
@@ -279,11 +283,22 @@ class Run:
         if self._changed is not None:
             self._changed.set()
 
-    async def next_outcome(self) -> Final | list[Question]:
-        """Wait until the body finishes or has questions waiting; batch concurrent ones."""
+    def want_task(self) -> None:
+        if not self.task:
+            self.task_wanted = True
+            self._notify()
+
+    def client_questions(self) -> list[Question]:
+        """The open questions the client itself answers (not those on channels, nor links it already opened)."""
+        return self._askable()
+
+    async def next_outcome(self) -> Final | list[Question] | Literal["task"]:
+        """Wait until the body finishes or has questions waiting (batching concurrent ones), or should be a task."""
         while True:
             if self.final is not None:
                 return self.final
+            if self.task_wanted and not self.task:
+                return "task"
             if self._askable():
                 seen, turns = len(self.pending), 0
                 while self.final is None and turns < _BATCH_TURNS_MAX:

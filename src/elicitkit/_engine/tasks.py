@@ -1,0 +1,209 @@
+"""MCP tasks: a tool call that waits for a person returns a task handle at once, and the client polls it.
+
+Two wire forms of one idea:
+
+- **2025-11-25** (`tasks` capability): the client asks for a task with
+  `params.task` on `tools/call` (tools say `execution.taskSupport: "optional"`);
+  the call returns `{task: Task}` at once; `tasks/get` reports the status,
+  `tasks/result` waits for the end and returns the tool's result with
+  `_meta["io.modelcontextprotocol/related-task"]`; `tasks/cancel` stops it.
+- **2026-07-28** (extension `io.modelcontextprotocol/tasks`): the server
+  decides. A run becomes a task when its body asks on a human channel and the
+  client declared the extension: the waiting request returns
+  `{resultType: "task", ...Task}`. `tasks/get` inlines `inputRequests`
+  (questions for the client), the `result` or the `error`; `tasks/update`
+  carries `inputResponses`; `tasks/cancel` stops it.
+
+A task is its run (same id). Its record — status, times, and at the end the
+result — is sealed under the caller's principal in the store, so any node
+answers `tasks/get`, and after a restart or a crash the node that is polled
+takes the run over and replays it from its journal.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from mcp.server.context import HandlerResult, ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
+
+from elicitkit import _mcp
+from elicitkit._core.journal import Entry
+from elicitkit._core.kinds import Answer
+from elicitkit._engine.journal import Durability
+from elicitkit._engine.policy import Policy
+from elicitkit._engine.registry import Registry
+from elicitkit._engine.run import Final, Run
+from elicitkit._errors import TamperedRecord
+from elicitkit.stores.base import Store
+
+__all__ = ["EXTENSION", "RELATED", "TERMINAL", "TaskBook", "TaskRecord", "with_task_capability"]
+
+logger = logging.getLogger("elicitkit")
+
+EXTENSION = "io.modelcontextprotocol/tasks"
+RELATED = "io.modelcontextprotocol/related-task"
+DEFAULT_TTL = 24 * 3600.0
+POLL_MS = 1000
+TERMINAL = frozenset({"completed", "failed", "cancelled"})
+
+
+def _iso(when: float) -> str:
+    return datetime.fromtimestamp(when, UTC).isoformat().replace("+00:00", "Z")
+
+
+class TaskRecord(dict[str, Any]):
+    """The stored task: `status`, `created`, `updated`, `ttl` (seconds), `tool`, and at the end `result`/`error`."""
+
+
+class TaskBook:
+    """Task records in the store, and the wire shapes of both eras."""
+
+    def __init__(self, policy: Policy, registry: Registry, durability: Durability, store: Store) -> None:
+        self.policy = policy
+        self.registry = registry
+        self.durability = durability
+        self.store = store
+
+    # -- records ---------------------------------------------------------------------
+
+    async def save(self, run_id: str, principal: str | None, record: TaskRecord) -> None:
+        record["updated"] = time.time()
+        sealed = self.durability.sealer.seal(
+            principal, json.dumps({**record, "p": principal}).encode(), aad=f"task:{run_id}".encode()
+        )
+        await self.store.put_question(f"task.{run_id}", f"task:{run_id}", sealed, record["created"] + record["ttl"])
+
+    async def load(self, run_id: str, principal: str | None) -> TaskRecord | None:
+        found = await self.store.get_question(f"task.{run_id}")
+        if found is None:
+            return None
+        try:
+            value = json.loads(self.durability.sealer.open(principal, found[1], aad=f"task:{run_id}".encode()))
+        except TamperedRecord:
+            return None
+        if value.pop("p", None) != principal:
+            return None
+        return TaskRecord(value)
+
+    async def start(self, run: Run, ttl: float | None) -> TaskRecord:
+        """Make `run` a task; written before the handle is returned, so a `tasks/get` finds it at once."""
+        now = time.time()
+        record = TaskRecord(status="working", created=now, ttl=ttl or DEFAULT_TTL, tool=run.tool)
+        run.task = True
+        await self.save(run.id, run.principal, record)
+        return record
+
+    async def finish(self, run: Run, final: Final) -> None:
+        """The run ended: keep its outcome for `tasks/get` and `tasks/result` (any node, until the TTL)."""
+        record = await self.load(run.id, run.principal)
+        if record is None or record["status"] in TERMINAL:
+            return
+        if final.error is None:
+            result = final.result
+            record.update(status="completed", result=result if isinstance(result, dict) else _wire(result))
+        elif isinstance(final.error, MCPError):
+            error = final.error.error
+            record.update(status="failed", error={"code": error.code, "message": error.message})
+        else:
+            logger.warning("Task %s of tool %r failed", run.id, run.tool, exc_info=final.error)
+            record.update(status="failed", error={"code": -32603, "message": "The tool failed"})
+        await self.save(run.id, run.principal, record)
+
+    # -- wire shapes -----------------------------------------------------------------
+
+    def task(self, run_id: str, record: TaskRecord, *, legacy: bool) -> dict[str, Any]:
+        shape: dict[str, Any] = {
+            "taskId": run_id,
+            "status": record["status"],
+            "createdAt": _iso(record["created"]),
+            "lastUpdatedAt": _iso(record["updated"]),
+        }
+        ttl_ms = int(record["ttl"] * 1000)
+        if legacy:
+            shape.update(ttl=ttl_ms, pollInterval=POLL_MS)
+        else:
+            shape.update(ttlMs=ttl_ms, pollIntervalMs=POLL_MS)
+        if record["status"] == "working":
+            shape["statusMessage"] = "Waiting for a person to answer"
+        return shape
+
+    def created(self, run: Run, record: TaskRecord, *, legacy: bool) -> dict[str, Any]:
+        """The `tools/call` result that hands the client the task."""
+        task = self.task(run.id, record, legacy=legacy)
+        message = {
+            "io.modelcontextprotocol/model-immediate-response": "Waiting for a person to answer; "
+            "the result will follow."
+        }
+        if legacy:
+            return {"task": task, "_meta": message}
+        return {"resultType": "task", **task, "_meta": message}
+
+    async def status(self, rctx: ServerRequestContext[Any, Any], run_id: str) -> tuple[TaskRecord, Run | None]:
+        """The task's record and, when this node holds it, its run; an unknown id is a JSON-RPC error."""
+        principal = _mcp.principal(rctx)
+        record = await self.load(run_id, principal)
+        if record is None:
+            raise MCPError(code=INVALID_PARAMS, message=f"Unknown task {run_id!r} (it may have expired)")
+        run = self.registry.hosted_run(run_id)
+        if run is not None and run.principal != principal:
+            run = None
+        return record, run
+
+    def detailed(self, run_id: str, record: TaskRecord, run: Run | None, *, legacy: bool) -> dict[str, Any]:
+        """`tasks/get`: the task, with (2026-07-28) what the client must answer, the result, or the error."""
+        shape = self.task(run_id, record, legacy=legacy)
+        asking = [] if run is None else run.client_questions()
+        if asking and record["status"] == "working":
+            shape["status"] = "input_required"
+            shape.pop("statusMessage", None)
+            if not legacy:
+                shape["inputRequests"] = {
+                    q.id: {"method": "elicitation/create", "params": _wire(q.wire_params())} for q in asking
+                }
+        if not legacy:
+            if record["status"] == "completed":
+                shape["result"] = record.get("result", {})
+            elif record["status"] == "failed":
+                shape["error"] = record.get("error", {})
+        return shape
+
+    @staticmethod
+    def related(run_id: str, result: dict[str, Any]) -> dict[str, Any]:
+        meta = dict(result.get("_meta") or {})
+        meta[RELATED] = {"taskId": run_id}
+        return {**result, "_meta": meta}
+
+    async def update(self, run: Run | None, responses: Any) -> None:
+        """`tasks/update`: answers for the run's open client questions; unknown keys are ignored, as the spec says."""
+        if run is None or not isinstance(responses, dict):
+            return
+        for key, raw in responses.items():
+            question = run.pending.get(str(key))
+            if question is None or question.via is not None or not isinstance(raw, dict):
+                continue
+            answer = Answer(str(raw.get("action", "cancel")), raw.get("content"))
+            verdict = question.judge(answer)
+            if verdict.answers:  # journaled first, so a replay after a crash has it
+                entry = Entry.of_answer(question.digest, answer)
+                if not await self.durability.record(run.id, run.principal, question.seq, entry):
+                    continue  # answered already
+            question.take(answer, verdict)
+
+
+def _wire(model: Any) -> Any:
+    dump = getattr(model, "model_dump", None)
+    return dump(mode="json", by_alias=True, exclude_none=True) if dump is not None else model
+
+
+def with_task_capability(result: HandlerResult) -> HandlerResult:
+    """A 2025-11-25 `initialize` result that declares task-augmented `tools/call` and `tasks/cancel`."""
+    if not isinstance(result, dict) or not isinstance(result.get("capabilities"), dict):
+        return result
+    tasks: dict[str, Any] = {"cancel": {}, "requests": {"tools": {"call": {}}}}
+    return {**result, "capabilities": {**result["capabilities"], "tasks": tasks}}

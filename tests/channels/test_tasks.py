@@ -1,0 +1,169 @@
+"""A call whose question goes to a human channel becomes an MCP task, on both eras, across restarts and nodes."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.shared.exceptions import MCPError
+
+from elicitkit import Accepted, Elicitation
+from elicitkit.channels.base import Responder, Via
+from tests.channels.recording import RecordingChannel
+from tests.channels.tasking import TasksExtension, poll_until, raw
+
+pytestmark = pytest.mark.anyio
+
+SECRET = "tasks-test-secret-0123456789abcdef"
+APPROVER = Responder("desk", "U1", "Ada")
+
+
+def approvals_server(store: str | None = None, node_id: str | None = None) -> tuple[MCPServer, RecordingChannel]:
+    server = MCPServer("approvals")
+    channel = RecordingChannel()
+    hitl = Elicitation(server, channels=[channel], store=store, secret=SECRET, node_id=node_id, timeout=30)
+    steps: list[str] = []
+
+    @server.tool(structured_output=False)  # the test's task client resolves a handle to content-only results
+    async def release(version: str, ctx: Context) -> str:
+        approved = await hitl.confirm(ctx, f"Release {version}?", via=Via("desk", "#releases"))
+        await hitl.step(ctx, "tag", lambda: steps.append("tag") or len(steps))
+        env = await hitl.choice(ctx, "Where to?", ["staging", "prod"], via=Via("desk", "#releases"))
+        assert isinstance(approved, Accepted)
+        assert isinstance(env, Accepted)
+        return f"released {version} to {env.data} (approved: {approved.data})"
+
+    server.steps = steps  # type: ignore[attr-defined]
+    return server, channel
+
+
+async def answer(channel: RecordingChannel, count: int, content: dict[str, Any]) -> None:
+    prompt = await channel.next_post(count)
+    assert channel.desk is not None
+    assert (await channel.desk.reply(prompt.token, APPROVER, "accept", content)).ok
+
+
+@asynccontextmanager
+async def legacy_client(server: MCPServer) -> AsyncIterator[Client]:
+    async with Client(server, mode="legacy") as client:
+        yield client
+
+
+async def test_a_2025_11_25_client_gets_a_task_at_once_and_its_result_once_people_answered() -> None:
+    server, channel = approvals_server()
+    async with legacy_client(server) as client:
+        assert client.server_capabilities.tasks is not None
+        listed = await raw(client, "tools/list", {})
+        assert {t["name"]: t.get("execution") for t in listed["tools"]}["release"] == {"taskSupport": "optional"}
+        created = await raw(client, "tools/call", {"name": "release", "arguments": {"version": "2.1"}, "task": {}})
+        task = created["task"]
+        assert task["status"] == "working"
+        assert {"taskId", "createdAt", "lastUpdatedAt", "ttl", "pollInterval"} <= set(task)
+        assert (await raw(client, "tasks/get", {"taskId": task["taskId"]}))["status"] == "working"
+        async with anyio.create_task_group() as tg:
+            got: dict[str, Any] = {}
+
+            async def result() -> None:
+                got["result"] = await raw(client, "tasks/result", {"taskId": task["taskId"]})
+
+            tg.start_soon(result)
+            await answer(channel, 1, {"value": True})
+            await answer(channel, 2, {"value": "prod"})
+        assert got["result"]["content"][0]["text"] == "released 2.1 to prod (approved: True)"
+        assert got["result"]["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task["taskId"]}
+        assert (await raw(client, "tasks/get", {"taskId": task["taskId"]}))["status"] == "completed"
+
+
+async def test_a_2026_07_28_client_that_takes_tasks_gets_one_when_the_question_goes_to_a_channel() -> None:
+    server, channel = approvals_server()
+    tasks = TasksExtension()
+    async with Client(server, mode="auto", extensions=[tasks]) as client:
+        handed = await client.call_tool("release", {"version": "2.1"})
+        task = handed.meta["task"] if handed.meta else {}
+        assert task["resultType"] == "task"
+        assert task["status"] == "working"
+        assert {"ttlMs", "pollIntervalMs", "createdAt"} <= set(task)
+        await answer(channel, 1, {"value": True})
+        await answer(channel, 2, {"value": "staging"})
+        done = await poll_until(client, task["taskId"], {"completed", "failed"})
+    assert done["status"] == "completed"
+    assert done["result"]["content"][0]["text"] == "released 2.1 to staging (approved: True)"
+
+
+async def test_a_2026_07_28_client_without_tasks_waits_in_its_call() -> None:
+    server, channel = approvals_server()
+    async with Client(server, mode="auto") as client, anyio.create_task_group() as tg:
+        got: dict[str, Any] = {}
+
+        async def call() -> None:
+            got["result"] = await client.call_tool("release", {"version": "3"})
+
+        tg.start_soon(call)
+        await answer(channel, 1, {"value": False})
+        await answer(channel, 2, {"value": "prod"})
+    assert got["result"].content[0].text == "released 3 to prod (approved: False)"
+
+
+async def test_cancelling_a_task_withdraws_its_question_from_the_channel(mode: str) -> None:
+    server, channel = approvals_server()
+    async with Client(server, mode=mode, extensions=[TasksExtension()]) as client:
+        if mode == "legacy":
+            created = await raw(client, "tools/call", {"name": "release", "arguments": {"version": "1"}, "task": {}})
+            task_id = created["task"]["taskId"]
+        else:
+            handed = await client.call_tool("release", {"version": "1"})
+            task_id = handed.meta["task"]["taskId"] if handed.meta else ""
+        await channel.next_post(1)
+        cancelled = await raw(client, "tasks/cancel", {"taskId": task_id})
+        assert cancelled["status"] == "cancelled"
+        assert [c.outcome for c in await channel.closings(1)] == ["withdrawn"]
+        assert (await raw(client, "tasks/get", {"taskId": task_id}))["status"] == "cancelled"
+        with pytest.raises(MCPError, match="already ended"):
+            await raw(client, "tasks/cancel", {"taskId": task_id})
+
+
+async def test_an_unknown_or_foreign_task_id_is_an_error(mode: str) -> None:
+    server, _ = approvals_server()
+    async with Client(server, mode=mode) as client:
+        with pytest.raises(MCPError, match="Unknown task"):
+            await raw(client, "tasks/get", {"taskId": "not-a-task"})
+
+
+async def test_a_task_survives_a_restart_and_its_answer_replays_the_run_without_repeating_steps(
+    tmp_path: Path, mode: str
+) -> None:
+    store = f"sqlite:///{tmp_path / 'state.db'}"
+    first, first_channel = approvals_server(store, node_id="before")
+    async with Client(first, mode=mode, extensions=[TasksExtension()]) as client:
+        if mode == "legacy":
+            created = await raw(client, "tools/call", {"name": "release", "arguments": {"version": "9"}, "task": {}})
+            task_id = created["task"]["taskId"]
+        else:
+            handed = await client.call_tool("release", {"version": "9"})
+            task_id = handed.meta["task"]["taskId"] if handed.meta else ""
+        await answer(first_channel, 1, {"value": True})
+        asked_there = await first_channel.next_post(2)
+    assert first.steps == ["tag"]  # type: ignore[attr-defined]
+    assert first_channel.closed[-1:] == [] or len(first_channel.closed) == 1  # the open question was not closed
+
+    # The server restarts (a new process would build these again from the same store and secret).
+    second, second_channel = approvals_server(store, node_id="after")
+    async with Client(second, mode=mode, extensions=[TasksExtension()]) as client:
+        assert second_channel.desk is not None
+        # The person answers the message the first server posted; the answer lands on the new one.
+        verdict = await second_channel.desk.reply(asked_there.token, APPROVER, "accept", {"value": "prod"})
+        assert verdict.ok
+        done = await poll_until(client, task_id, {"completed", "failed"})
+        if mode == "legacy":
+            result = await raw(client, "tasks/result", {"taskId": task_id})
+        else:
+            result = done.get("result", done)
+    assert done["status"] == "completed", done.get("error")
+    assert result["content"][0]["text"] == "released 9 to prod (approved: True)"
+    assert second.steps == []  # type: ignore[attr-defined]  # the journaled step was not run again
