@@ -242,6 +242,10 @@ class Elicitation(AskHelpers, UrlMode, HookMethods):
         value: T = await self._engine.step(name, fn)
         return value
 
+    async def aclose(self) -> None:
+        """Close the store's and the broker's connections, once the server is done serving (Redis, SQLite)."""
+        await self._engine.aclose()
+
     @property
     def channel_names(self) -> frozenset[str]:
         """The names of the human channels added (`"web"`, `"slack"`, ...)."""

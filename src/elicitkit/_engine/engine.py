@@ -89,6 +89,10 @@ class Engine:
             except Exception:
                 logger.exception("Sweeping expired elicitation state failed; will retry")
 
+    async def aclose(self) -> None:
+        await self.cluster.broker.aclose()
+        await self.store.aclose()
+
     @staticmethod
     def current_run() -> Run | None:
         """The run whose body is asking (None outside a tool call elicitkit saw)."""
