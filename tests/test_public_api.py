@@ -57,4 +57,4 @@ def test_implementation_modules_are_private() -> None:
     import pkgutil
 
     public = sorted(m.name for m in pkgutil.iter_modules(elicitkit.__path__) if not m.name.startswith("_"))
-    assert public == ["stores", "testing"]
+    assert public == ["channels", "stores", "testing"]
