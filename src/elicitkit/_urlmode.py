@@ -37,6 +37,7 @@ from elicitkit._web.tokens import Link, LinkTokens
 if TYPE_CHECKING:
     from elicitkit._asking import Asking
     from elicitkit._engine.engine import Engine
+    from elicitkit.channels.base import Via
 
 __all__ = ["UrlMode", "check_url"]
 
@@ -78,6 +79,7 @@ class UrlMode:
     timeout: float | None
     _public_url: str | None
     _page_identity: PageIdentity | None
+    _destination: Callable[[Via | None], Via | None]
 
     @property
     def page_identity(self) -> PageIdentity | None:
@@ -135,21 +137,25 @@ class UrlMode:
         return await self._asking(ctx, question, limit, lambda _, answer: _outcome(answer.action, None, {}))
 
     async def secure_form(
-        self, ctx: Context[Any, Any], message: str, schema: type[T], *, timeout: Timeout = SERVER_DEFAULT
+        self,
+        ctx: Context[Any, Any],
+        message: str,
+        schema: type[T],
+        *,
+        timeout: Timeout = SERVER_DEFAULT,
+        via: Via | None = None,
     ) -> ElicitationResult[T]:
         """Ask on elicitkit's own page: for secrets, which must never pass through the client or the model.
 
         The client is asked in URL mode to open a sealed, expiring, one-time
         link; the person fills the form there (`SecretStr` fields are password
         inputs); the tool receives the validated answer as an instance of `schema`.
+        With `via` (or the server-wide `via`), the question goes to that channel
+        instead, whose message gives each approver who asks a one-time link of their own.
         """
         form = compile_schema(schema, secrets=True)
         check_message(message)
         limit = seconds(timeout, self.timeout)
-        question_id = new_id()
-        token = self._tokens.mint(Link(question_id, _mcp.principal(ctx.request_context), "form", _link_expiry(limit)))
-        url = f"{self._base()}/elicit/f/{token}"
-        question = self._url_question(message, url, form, limit, observable=True, question_id=question_id)
 
         def convert(_: Question, answer: Answer) -> ElicitationResult[Any]:
             if answer.action != "accept":
@@ -158,6 +164,15 @@ class UrlMode:
             content = {k: (REDACTED if k in form.secret_fields else v) for k, v in (answer.content or {}).items()}
             return Accepted(data=to_data(form, answer.content), content=content)
 
+        chosen = self._destination(via)
+        if chosen is not None:
+            expires = anyio.current_time() + limit
+            question = Question(new_id(), message, form, expires, secret_fields=form.secret_fields, via=chosen)
+            return await self._asking(ctx, question, limit, convert)
+        question_id = new_id()
+        token = self._tokens.mint(Link(question_id, _mcp.principal(ctx.request_context), "form", _link_expiry(limit)))
+        url = f"{self._base()}/elicit/f/{token}"
+        question = self._url_question(message, url, form, limit, observable=True, question_id=question_id)
         return await self._asking(ctx, question, limit, convert)
 
     async def url_flow(

@@ -45,8 +45,8 @@ async def raw(client: Client, method: str, params: dict[str, Any]) -> dict[str, 
     session = client.session
     data: dict[str, Any] = {"method": method, "params": dict(params)}
     options: dict[str, Any] = {}
-    session._stamp(data, options)  # noqa: SLF001  (the SDK client has no tasks API: stamp _meta as it would)
-    result: dict[str, Any] = await session._dispatcher.send_raw_request(method, data["params"], options)  # noqa: SLF001
+    session._stamp(data, options)  # the SDK client has no tasks API: stamp _meta as it would
+    result: dict[str, Any] = await session._dispatcher.send_raw_request(method, data["params"], options)
     return result
 
 

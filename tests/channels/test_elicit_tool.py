@@ -118,7 +118,7 @@ async def test_a_schema_outside_the_restricted_form_is_refused_clearly(mode: str
 
 
 async def test_a_ui_type_the_server_does_not_offer_is_refused(mode: str) -> None:
-    server, channel = desk_server()
+    server, _ = desk_server()
     async with Client(server, mode=mode) as client:
         result = await client.call_tool("elicit", {"message": "Hi?", "schema": SCHEMA, "uiType": "teams"})
     assert result.is_error

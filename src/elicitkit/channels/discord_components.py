@@ -1,0 +1,398 @@
+"""Discord messages, components and modals for elicitkit questions, and interactions back into answers.
+
+No IO here: `discord.py` posts what these functions build and hands them what Discord sends back.
+
+How a question looks (the first rule that fits):
+
+| question | message components | answer |
+| --- | --- | --- |
+| any field in `secret_fields` | "Answer on a secure page" | elicitkit's own page, link sent ephemerally |
+| no fields | "Submit" | accept `{}` |
+| one boolean field (`confirm`) | "Approve" / "Reject" | accept `{field: true}` / `{field: false}` |
+| one single-select, ≤ 5 options | one button per option | accept `{field: value}` |
+| one single- or multi-select, ≤ 25 options | a string select | accept `{field: value}` / `{field: [values]}` |
+| anything else, ≤ 5 fields | "Answer…", which opens a modal | accept the modal's fields |
+
+Every message also has "Decline" (decline, no content). A modal holds one Label (type 18) per
+field: a Checkbox (23) for a boolean, a String Select (3) for a single- or multi-select (≤ 25
+options), and a short Text Input (4) for every other field. Labels are Discord's current modal
+layout; Action Rows of text inputs in modals are deprecated (`content_of_modal` still reads them).
+Text inputs come back as strings: integers and numbers are converted here (what does not parse is
+passed on as typed, so the desk refuses it with its reason); emails, URIs, dates and date-times stay
+strings and the desk validates them. Whatever cannot be shown raises `ChannelRefused` naming the
+field and the Discord limit: more than 25 options, more than 5 fields in a form, a `minLength`
+above Discord's 4000 characters, a type outside the restricted schema.
+
+Component `custom_id`s never carry values: a button or select option carries the option's index,
+an input carries its field's index (`ek:f:<i>`), and both are read back against the question's schema,
+which the desk opens from the token. That keeps every `custom_id` and option value far below
+Discord's 100-character limit, whatever the choices are called.
+
+Where the token lives: in the footer of the message's embed (`elicitkit · <token>`). Discord includes
+the whole message in every component interaction, and in a modal submit when the modal was opened
+from a message component, so the token comes back signed by Discord with every click and every form;
+a `custom_id` could not hold it (≤ 100 characters; a token is ~145). A modal's own `custom_id` is
+`ek:m:<message id>`, checked against the message the submit carries. The token in the footer is
+visible to the channel, which is harmless: it only opens the question for someone whose reply comes
+through Discord's signed interactions, and the desk still checks approvers. Closing the message
+removes it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from elicitkit._web.forms import FieldView, field_views
+from elicitkit.channels.base import ChannelRefused, Closing, Prompt
+
+__all__ = [
+    "DECLINE",
+    "FORM",
+    "NO_MENTIONS",
+    "SECURE",
+    "closed_message",
+    "content_of_click",
+    "content_of_modal",
+    "layout_of",
+    "modal",
+    "modal_message_id",
+    "question_message",
+    "token_of",
+]
+
+MAX_OPTIONS, MAX_BUTTONS, MAX_MODAL_FIELDS, MAX_TEXT = 25, 5, 5, 4000
+
+APPROVE, REJECT, SUBMIT, DECLINE = "ek:yes", "ek:no", "ek:ok", "ek:decline"
+FORM, SECURE, CHOOSE, PICK, FIELD, MODAL = "ek:form", "ek:secure", "ek:choose", "ek:pick:", "ek:f:", "ek:m:"
+_FOOTER = "elicitkit · "
+
+_BLURPLE, _GREEN, _RED, _GREY = 0x5865F2, 0x57F287, 0xED4245, 0x99AAB5
+_PRIMARY, _SECONDARY, _SUCCESS, _DANGER = 1, 2, 3, 4
+_ROW, _BUTTON, _STRING_SELECT, _TEXT_INPUT, _LABEL, _CHECKBOX = 1, 2, 3, 4, 18, 23
+NO_MENTIONS: dict[str, Any] = {"parse": []}
+"""Text from a question must never ping anyone (`@everyone` in a tool's message stays text)."""
+
+_KINDS = {"boolean", "string", "number", "integer", "array"}
+_HINTS = {
+    "email": "name@example.com",
+    "url": "https://…",
+    "date": "YYYY-MM-DD",
+    "datetime-local": "YYYY-MM-DDThh:mm:ssZ",
+}
+
+Layout = Literal["secure", "submit", "confirm", "buttons", "select", "form"]
+
+
+# -- what a question becomes ------------------------------------------------------------------------------------
+
+
+def layout_of(prompt: Prompt) -> Layout:
+    """How `prompt` is shown (see the module docstring).
+
+    Raises:
+        ChannelRefused: a field Discord cannot show, named with the reason.
+    """
+    if prompt.secret_fields:
+        return "secure"  # every field is answered on elicitkit's page: Discord's limits do not apply
+    views = _views(prompt)
+    if not views:
+        return "submit"
+    if len(views) == 1 and views[0].kind == "boolean":
+        return "confirm"
+    if len(views) == 1 and views[0].kind in ("select", "multi"):
+        return "buttons" if views[0].kind == "select" and len(views[0].options) <= MAX_BUTTONS else "select"
+    if len(views) > MAX_MODAL_FIELDS:
+        raise ChannelRefused(
+            f"the question has {len(views)} fields, and a Discord modal holds at most {MAX_MODAL_FIELDS}: "
+            "split it into several questions"
+        )
+    return "form"
+
+
+def question_message(prompt: Prompt) -> dict[str, Any]:
+    """The body of `POST /channels/{id}/messages` for `prompt`.
+
+    Raises:
+        ChannelRefused: a field Discord cannot show.
+    """
+    layout = layout_of(prompt)
+    return {
+        "embeds": [_embed(prompt, layout)],
+        "components": _components(prompt, layout),
+        "allowed_mentions": NO_MENTIONS,
+    }
+
+
+def closed_message(prompt: Prompt, closing: Closing) -> dict[str, Any]:
+    """The body of `PATCH /channels/{id}/messages/{id}`: the outcome instead of the controls, and no token."""
+    color = {"accept": _GREEN, "decline": _RED}.get(closing.outcome, _GREY)
+    embed = {
+        "title": _title(prompt),
+        "description": _clip(prompt.message, 4096),
+        "color": color,
+        "fields": [{"name": "Outcome", "value": _clip(closing.text, 1024)}],
+        "footer": {"text": "elicitkit"},
+    }
+    return {"embeds": [embed], "components": [], "allowed_mentions": NO_MENTIONS}
+
+
+def modal(prompt: Prompt, message_id: str) -> dict[str, Any]:
+    """The `data` of a MODAL (type 9) interaction response: one Label per field."""
+    labels = []
+    for index, view in enumerate(_views(prompt)):
+        label: dict[str, Any] = {
+            "type": _LABEL,
+            "label": _clip(view.label, 45),
+            "component": _control(view, prompt.fields[view.name], index),
+        }
+        if view.help:
+            label["description"] = _clip(view.help, 100)
+        labels.append(label)
+    title = _clip(prompt.message, 45) or "Your answer"
+    return {"custom_id": f"{MODAL}{message_id}", "title": title, "components": labels}
+
+
+# -- what comes back --------------------------------------------------------------------------------------------
+
+
+def token_of(message: Any) -> str | None:
+    """The question's token from the message Discord sent with an interaction (None: not one of ours)."""
+    if not isinstance(message, Mapping):
+        return None
+    for embed in message.get("embeds") or ():
+        text = (embed.get("footer") or {}).get("text", "") if isinstance(embed, Mapping) else ""
+        if isinstance(text, str) and text.startswith(_FOOTER) and len(text) > len(_FOOTER):
+            return text[len(_FOOTER) :]
+    return None
+
+
+def modal_message_id(custom_id: str) -> str | None:
+    """The message a modal was opened from, from the modal's `custom_id` (None: not one of ours)."""
+    return custom_id[len(MODAL) :] if custom_id.startswith(MODAL) else None
+
+
+def content_of_click(prompt: Prompt, custom_id: str, values: Any) -> dict[str, Any] | None:
+    """The content a button or select of a one-field message accepts (None: no such control on it)."""
+    views = _views(prompt)
+    if custom_id == SUBMIT and not views:
+        return {}
+    if len(views) != 1:
+        return None
+    view = views[0]
+    if custom_id in (APPROVE, REJECT) and view.kind == "boolean":
+        return {view.name: custom_id == APPROVE}
+    if custom_id.startswith(PICK) and view.kind == "select":
+        return _picked(view, [custom_id[len(PICK) :]], single=True)
+    if custom_id == CHOOSE and view.kind in ("select", "multi") and isinstance(values, list):
+        return _picked(view, values, single=view.kind == "select")
+    return None
+
+
+def content_of_modal(prompt: Prompt, components: Any) -> dict[str, Any]:
+    """The content of a submitted modal (Labels, or the older Action Rows of text inputs).
+
+    Empty optional inputs are left out; required ones are left for the desk to report.
+    """
+    submitted: dict[str, Mapping[str, Any]] = {}
+    for outer in components if isinstance(components, list) else ():
+        if not isinstance(outer, Mapping):
+            continue
+        inner = [outer.get("component")] if outer.get("type") == _LABEL else outer.get("components") or ()
+        for part in inner:
+            if isinstance(part, Mapping) and isinstance(part.get("custom_id"), str):
+                submitted[part["custom_id"]] = part
+    content: dict[str, Any] = {}
+    for index, view in enumerate(_views(prompt)):
+        part = submitted.get(f"{FIELD}{index}")
+        if part is None:
+            continue
+        if view.kind == "boolean":
+            content[view.name] = part.get("value") is True
+        elif view.kind in ("select", "multi"):
+            chosen = _picked(view, list(part.get("values") or ()), single=view.kind == "select")
+            if chosen is not None and (view.required or chosen[view.name] not in (None, [])):
+                content |= chosen
+        else:
+            raw = part.get("value")
+            if isinstance(raw, str) and raw.strip():
+                content[view.name] = _typed(prompt.fields[view.name], raw.strip())
+    return content
+
+
+# -- rendering --------------------------------------------------------------------------------------------------
+
+
+def _views(prompt: Prompt) -> list[FieldView]:
+    views = field_views(prompt.schema)
+    for view in views:
+        _check(view, prompt.fields[view.name])
+    return views
+
+
+def _check(view: FieldView, prop: Mapping[str, Any]) -> None:
+    kind = prop.get("type", "string")
+    if kind not in _KINDS:
+        raise ChannelRefused(f"field {view.name!r} has type {kind!r}, which is not in the restricted form schema")
+    if view.kind in ("select", "multi"):
+        count = len(view.options)
+        if count == 0:
+            raise ChannelRefused(f"field {view.name!r} is a list with no choices; Discord can only offer fixed choices")
+        if count > MAX_OPTIONS:
+            raise ChannelRefused(
+                f"field {view.name!r} has {count} choices, and a Discord select menu holds at most {MAX_OPTIONS}"
+            )
+        if int(prop.get("minItems", 0)) > count:
+            raise ChannelRefused(f"field {view.name!r} asks for more choices than it offers")
+    elif view.kind == "input" and int(prop.get("minLength", 0)) > MAX_TEXT:
+        raise ChannelRefused(
+            f"field {view.name!r} needs at least {prop['minLength']} characters, "
+            f"and a Discord text input holds at most {MAX_TEXT}"
+        )
+
+
+def _title(prompt: Prompt) -> str:
+    return _clip(f"{prompt.tool} asks" if prompt.tool else "A question for you", 256)
+
+
+def _embed(prompt: Prompt, layout: Layout) -> dict[str, Any]:
+    fields = [{"name": "Answer by", "value": f"<t:{int(prompt.expires_at)}:f> (<t:{int(prompt.expires_at)}:R>)"}]
+    if layout == "secure":
+        fields.append({"name": "Private answer", "value": "Answer on a secure page: it never passes through Discord."})
+    elif layout == "form":
+        listed = "\n".join(f"• {v.label}" + (" (required)" if v.required else "") for v in _views(prompt))
+        fields.append({"name": "Fields", "value": _clip(listed, 1024)})
+    return {
+        "title": _title(prompt),
+        "description": _clip(prompt.message, 4096),
+        "color": _BLURPLE,
+        "fields": fields,
+        "footer": {"text": f"{_FOOTER}{prompt.token}"},
+    }
+
+
+def _components(prompt: Prompt, layout: Layout) -> list[dict[str, Any]]:
+    decline = _button("Decline", DECLINE, _SECONDARY)
+    if layout == "secure":
+        return [_row(_button("Answer on a secure page", SECURE, _PRIMARY), decline)]
+    if layout == "submit":
+        return [_row(_button("Submit", SUBMIT, _PRIMARY), decline)]
+    if layout == "form":
+        return [_row(_button("Answer…", FORM, _PRIMARY), decline)]
+    (view,) = _views(prompt)
+    if layout == "confirm":
+        return [_row(_button("Approve", APPROVE, _SUCCESS), _button("Reject", REJECT, _DANGER), decline)]
+    if layout == "buttons":
+        options = [
+            _button(str(title), f"{PICK}{i}", _PRIMARY if value == view.value else _SECONDARY)
+            for i, (value, title) in enumerate(view.options)
+        ]
+        return [_row(*options), _row(decline)]
+    return [_row(_select(view, prompt.fields[view.name], CHOOSE)), _row(decline)]
+
+
+def _control(view: FieldView, prop: Mapping[str, Any], index: int) -> dict[str, Any]:
+    """The modal control for one field, inside its Label."""
+    custom_id = f"{FIELD}{index}"
+    if view.kind == "boolean":
+        return {"type": _CHECKBOX, "custom_id": custom_id, "default": view.value is True}
+    if view.kind in ("select", "multi"):
+        return _select(view, prop, custom_id, in_modal=True)
+    attributes = view.attributes
+    control: dict[str, Any] = {"type": _TEXT_INPUT, "custom_id": custom_id, "style": 1, "required": view.required}
+    if "minlength" in attributes:
+        control["min_length"] = max(0, int(attributes["minlength"]))
+    if "maxlength" in attributes:
+        control["max_length"] = min(MAX_TEXT, max(1, int(attributes["maxlength"])))
+        control["style"] = 2 if control["max_length"] > 200 else 1
+    hint = _hint(attributes)
+    if hint:
+        control["placeholder"] = _clip(hint, 100)
+    if view.value is not None:
+        control["value"] = _clip(str(view.value), MAX_TEXT)
+    return control
+
+
+def _hint(attributes: Mapping[str, Any]) -> str | None:
+    kind = attributes.get("type")
+    if kind != "number":
+        return _HINTS.get(str(kind))
+    words = "A whole number" if attributes.get("step") == "1" else "A number"
+    low, high = attributes.get("min"), attributes.get("max")
+    if low is not None and high is not None:
+        return f"{words} from {low} to {high}"
+    if low is not None:
+        return f"{words}, at least {low}"
+    return f"{words}, at most {high}" if high is not None else words
+
+
+def _select(view: FieldView, prop: Mapping[str, Any], custom_id: str, *, in_modal: bool = False) -> dict[str, Any]:
+    chosen = view.chosen if view.kind == "multi" else frozenset({view.value})
+    options = []
+    for i, (value, title) in enumerate(view.options):
+        option: dict[str, Any] = {"label": _clip(str(title), 100) or "—", "value": str(i)}
+        if value in chosen:
+            option["default"] = True
+        options.append(option)
+    select: dict[str, Any] = {"type": _STRING_SELECT, "custom_id": custom_id, "options": options}
+    if view.kind == "multi":
+        count = len(view.options)
+        low = min(int(prop.get("minItems", 0)), count)
+        high = max(1, low, min(int(prop.get("maxItems", count)), count))
+        select["min_values"], select["max_values"] = low, high
+        select["placeholder"] = f"Choose up to {high}" if low == 0 else f"Choose {low} to {high}"
+    else:
+        select["min_values"] = select["max_values"] = 1
+        select["placeholder"] = "Choose one"
+    if in_modal:
+        select["required"] = view.required and select["min_values"] >= 1
+        if not select["required"]:
+            select["min_values"] = 0
+    return select
+
+
+def _row(*components: dict[str, Any]) -> dict[str, Any]:
+    return {"type": _ROW, "components": list(components)}
+
+
+def _button(label: str, custom_id: str, style: int) -> dict[str, Any]:
+    return {"type": _BUTTON, "style": style, "label": _clip(label, 80) or "—", "custom_id": custom_id}
+
+
+def _clip(text: str, limit: int) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# -- reading answers --------------------------------------------------------------------------------------------
+
+
+def _picked(view: FieldView, indices: Sequence[Any], *, single: bool) -> dict[str, Any] | None:
+    """Option indices back into values; None when one is not an option of `view` (not from our message)."""
+    values = []
+    for index in indices:
+        if not (isinstance(index, str) and index.isdigit() and int(index) < len(view.options)):
+            return None
+        values.append(view.options[int(index)][0])
+    if single:
+        return {view.name: values[0]} if len(values) == 1 else None
+    return {view.name: values}
+
+
+def _typed(prop: Mapping[str, Any], raw: str) -> Any:
+    """A text input's string as the schema's type; as typed when it does not parse (the desk says why)."""
+    kind = prop.get("type")
+    if kind not in ("integer", "number"):
+        return raw
+    try:
+        return int(raw)
+    except ValueError:
+        pass
+    try:
+        number = float(raw)
+    except ValueError:
+        return raw
+    if not math.isfinite(number) or (kind == "integer" and not number.is_integer()):
+        return raw
+    return int(number) if kind == "integer" else number

@@ -1,0 +1,321 @@
+"""Bot Framework authentication, both ways, for the Teams channel.
+
+Incoming (Teams → the bot's messaging endpoint). The Bot Connector sends every
+activity with `Authorization: Bearer <JWT>`. `ConnectorAuth.verify` checks it
+the way Microsoft's Bot Framework SDKs do:
+
+1. the OpenID configuration (`openid_config_url`) names the `jwks_uri`; the key
+   set is cached for a day, and fetched again when a token names an unknown
+   `kid` (key rollover) — at most once every 30 seconds for unknown `kid`s, so
+   that forged ones cannot make the bot hammer Microsoft;
+2. the signature is RS256 with the key the header's `kid` names;
+3. `iss` is the connector's issuer (`https://api.botframework.com`), `aud` is
+   the bot's app id, `exp` and `nbf` hold within `leeway` seconds;
+4. the token's `serviceurl` claim (Microsoft writes it in lower case; `serviceUrl`
+   is accepted too) equals the activity's `serviceUrl`, so a token issued for one
+   service cannot vouch for activities claiming another;
+5. when the key carries `endorsements` (Microsoft's keys list the channels each
+   one may sign for), the activity's `channelId` is among them.
+
+Connector tokens are bearer tokens reused for many activities until they
+expire, so a signature does not cover the activity itself. `SeenActivities`
+refuses an activity id seen before for as long as the token that carried it
+could still be accepted (its `exp` plus `leeway`); the memory is per process and
+bounded (the oldest ids go first), and the desk still takes each answer once
+across nodes whatever the channel lets through.
+
+Outgoing (the bot → the Connector API at `service_url`, through `Connector`).
+`BotToken` gets the bot's own access
+token with the OAuth client-credentials grant (`POST token_url`, form
+`grant_type=client_credentials`, `client_id`, `client_secret`,
+`scope=https://api.botframework.com/.default`) and caches it until five minutes
+before `expires_in`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import httpx
+
+from elicitkit._errors import ElicitationError
+
+if TYPE_CHECKING:
+    import jwt
+
+__all__ = [
+    "BotToken",
+    "Connector",
+    "ConnectorAuth",
+    "KeysUnavailable",
+    "SeenActivities",
+    "TeamsError",
+    "Unauthorized",
+    "json_body",
+    "require",
+]
+
+logger = logging.getLogger("elicitkit")
+
+SCOPE = "https://api.botframework.com/.default"
+HTTP_TIMEOUT = 10.0
+_KEYS_MAX_AGE = 24 * 3600.0
+_REFETCH_AFTER = 30.0
+_RENEW_EARLY = 300.0
+
+
+def require() -> None:
+    """Fail with what to install when PyJWT is missing (it is imported where tokens are checked, so that
+    `elicitkit.channels` imports without it)."""
+    try:
+        import jwt  # noqa: F401
+    except ImportError:
+        raise ImportError("TeamsChannel needs PyJWT to check Teams' tokens: pip install 'elicitkit[teams]'") from None
+
+
+class TeamsError(ElicitationError):
+    """The Bot Framework could not be reached, or refused the bot (wrong app id or password, unknown conversation)."""
+
+
+class Unauthorized(Exception):
+    """An activity that does not come from the Bot Connector; `reason` is for the log, never for the caller."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class KeysUnavailable(Exception):
+    """The connector's signing keys could not be fetched, so no activity can be checked right now."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Key:
+    jwk: jwt.PyJWK
+    endorsements: frozenset[str] | None
+
+
+async def _get_json(url: str) -> Any:
+    async with httpx.AsyncClient(timeout=HTTP_TIMEOUT) as client:
+        response = await client.get(url)
+        response.raise_for_status()
+        return response.json()
+
+
+class ConnectorAuth:
+    """Checks the Bot Connector's `Authorization` header against an activity (see the module docstring)."""
+
+    def __init__(self, app_id: str, openid_config_url: str, issuer: str, leeway: float) -> None:
+        self.app_id = app_id
+        self.openid_config_url = openid_config_url
+        self.issuer = issuer
+        self.leeway = leeway
+        self._keys: dict[str, _Key] = {}
+        self._fetched_at: float | None = None
+        self._rolled_at: float | None = None
+        self._lock = anyio.Lock()
+
+    async def verify(self, authorization: str | None, activity: Mapping[str, Any]) -> dict[str, Any]:
+        """The token's claims when it vouches for `activity`.
+
+        Raises:
+            Unauthorized: no token, or one that fails any check.
+            KeysUnavailable: the key set could not be fetched.
+        """
+        import jwt
+
+        scheme, _, token = (authorization or "").partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise Unauthorized("no bearer token")
+        try:
+            header = jwt.get_unverified_header(token.strip())
+        except jwt.PyJWTError:
+            raise Unauthorized("a malformed token") from None
+        if header.get("alg") != "RS256":
+            raise Unauthorized(f"a token signed with {header.get('alg')!r}, not RS256")
+        kid = header.get("kid")
+        key = await self._key(kid) if isinstance(kid, str) else None
+        if key is None:
+            raise Unauthorized(f"a token signed with an unknown key {kid!r}")
+        try:
+            claims: dict[str, Any] = jwt.decode(
+                token.strip(),
+                key.jwk,
+                algorithms=["RS256"],
+                audience=self.app_id,
+                issuer=self.issuer,
+                leeway=self.leeway,
+                options={"require": ["exp", "iss", "aud"]},
+            )
+        except jwt.PyJWTError as exc:
+            raise Unauthorized(f"a token that failed verification ({type(exc).__name__}: {exc})") from None
+        claimed = claims.get("serviceurl", claims.get("serviceUrl"))
+        service = activity.get("serviceUrl")
+        if not (isinstance(claimed, str) and isinstance(service, str) and claimed.rstrip("/") == service.rstrip("/")):
+            raise Unauthorized(f"a token for service {claimed!r} on an activity from {service!r}")
+        if key.endorsements is not None and activity.get("channelId") not in key.endorsements:
+            raise Unauthorized(f"a key not endorsed for channel {activity.get('channelId')!r}")
+        return claims
+
+    async def _key(self, kid: str) -> _Key | None:
+        async with self._lock:
+            now = time.monotonic()
+            fetched = self._fetched_at
+            if fetched is None or now - fetched > _KEYS_MAX_AGE:
+                await self._fetch(now)
+            elif kid not in self._keys and (self._rolled_at is None or now - self._rolled_at >= _REFETCH_AFTER):
+                self._rolled_at = now  # a key rollover: Microsoft published a key we have not seen
+                await self._fetch(now)
+            return self._keys.get(kid)
+
+    async def _fetch(self, now: float) -> None:
+        import jwt
+
+        try:
+            config = await _get_json(self.openid_config_url)
+            key_set = await _get_json(str(config["jwks_uri"]))
+            entries = list(key_set["keys"])
+        except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
+            if self._keys:
+                logger.warning("Could not refresh the Bot Framework keys (%s); keeping the previous ones", exc)
+                self._fetched_at = now - _KEYS_MAX_AGE + _REFETCH_AFTER  # try again in a while, not on every request
+                return
+            raise KeysUnavailable(
+                f"could not fetch the Bot Framework keys from {self.openid_config_url}: {exc}"
+            ) from None
+        keys: dict[str, _Key] = {}
+        for entry in entries:
+            if not isinstance(entry, dict) or not isinstance(entry.get("kid"), str):
+                continue
+            try:
+                jwk = jwt.PyJWK(entry, algorithm="RS256")
+            except jwt.PyJWTError:
+                continue  # a key type this bot never accepts
+            endorsements = entry.get("endorsements")
+            keys[entry["kid"]] = _Key(
+                jwk, frozenset(map(str, endorsements)) if isinstance(endorsements, list) else None
+            )
+        self._keys = keys
+        self._fetched_at = now
+
+
+class SeenActivities:
+    """Activity ids already accepted, each kept until its token expires (bounded: the oldest go first)."""
+
+    def __init__(self, limit: int = 10_000) -> None:
+        self.limit = limit
+        self._until: OrderedDict[tuple[str, str], float] = OrderedDict()
+
+    def first_time(self, key: tuple[str, str], until: float) -> bool:
+        """Remember `key` until `until` (seconds since the epoch); False when it was already remembered."""
+        now = time.time()
+        for old, expires in list(self._until.items()):
+            if expires >= now:
+                break
+            del self._until[old]
+        if key in self._until:
+            return False
+        self._until[key] = until
+        while len(self._until) > self.limit:
+            self._until.popitem(last=False)
+        return True
+
+
+class BotToken:
+    """The bot's own access token for the Connector API, fetched with client credentials and cached."""
+
+    def __init__(self, app_id: str, app_password: str, token_url: str) -> None:
+        self.app_id = app_id
+        self._password = app_password
+        self.token_url = token_url
+        self._token: str | None = None
+        self._renew_at = 0.0
+        self._lock = anyio.Lock()
+
+    async def get(self) -> str:
+        """A valid token (fetched when there is none, or it is about to expire).
+
+        Raises:
+            TeamsError: the token endpoint is unreachable or refused the app id and password.
+        """
+        async with self._lock:
+            if self._token is not None and time.monotonic() < self._renew_at:
+                return self._token
+            form = {
+                "grant_type": "client_credentials",
+                "client_id": self.app_id,
+                "client_secret": self._password,
+                "scope": SCOPE,
+            }
+            try:
+                async with httpx.AsyncClient(timeout=HTTP_TIMEOUT) as client:
+                    response = await client.post(self.token_url, data=form)
+            except httpx.HTTPError as exc:
+                raise TeamsError(f"Could not reach the Bot Framework token endpoint {self.token_url}: {exc}") from None
+            body = json_body(response)
+            token, lifetime = body.get("access_token"), body.get("expires_in")
+            if response.status_code != 200 or not isinstance(token, str):
+                error = body.get("error") or f"HTTP {response.status_code}"
+                raise TeamsError(f"The Bot Framework refused a token for app {self.app_id!r}: {error}")
+            try:
+                seconds = float(lifetime)  # type: ignore[arg-type]  # checked by the except
+            except (TypeError, ValueError):
+                seconds = 3600.0
+            self._token = token
+            self._renew_at = time.monotonic() + max(seconds - _RENEW_EARLY, seconds / 2)
+            return token
+
+    def forget(self, token: str) -> None:
+        """Drop `token` (the connector refused it), so the next `get` fetches a new one."""
+        if self._token == token:
+            self._token = None
+
+
+class Connector:
+    """The Bot Connector REST API at `service_url`, called with the bot's token."""
+
+    def __init__(self, service_url: str, token: BotToken) -> None:
+        self.service_url = service_url
+        self.token = token
+
+    async def send(self, method: str, path: str, activity: dict[str, Any], what: str) -> dict[str, Any]:
+        """`method` `activity` to `path`; the Connector's JSON answer (`{"id": ...}`).
+
+        Raises:
+            TeamsError: Teams could not be reached or refused (`what` says what the bot was doing).
+        """
+        # A client per call: the Channel protocol has no close, and people answer at human pace.
+        url = self.service_url + path
+        for attempt in (1, 2):
+            token = await self.token.get()
+            try:
+                async with httpx.AsyncClient(timeout=HTTP_TIMEOUT) as client:
+                    response = await client.request(
+                        method, url, json=activity, headers={"Authorization": f"Bearer {token}"}
+                    )
+            except httpx.HTTPError as exc:
+                raise TeamsError(f"Could not reach Teams to {what} ({method} {url}): {exc}") from None
+            if response.status_code == 401 and attempt == 1:
+                self.token.forget(token)  # revoked or rotated early: one fresh token, then give up
+                continue
+            if not response.is_success:
+                error = json_body(response).get("error")
+                detail = error.get("message") if isinstance(error, dict) else None
+                raise TeamsError(f"Teams refused to {what}: HTTP {response.status_code} {detail or ''}".rstrip())
+            return json_body(response)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+
+def json_body(response: httpx.Response) -> dict[str, Any]:
+    """A response's JSON object, or {} when it has none."""
+    try:
+        body = response.json()
+    except ValueError:
+        return {}
+    return body if isinstance(body, dict) else {}

@@ -1,0 +1,278 @@
+"""Adaptive Cards for questions on Teams, and card inputs back into answers.
+
+A question is one Adaptive Card (version 1.4, the first with Universal
+Actions), sent as the attachment `application/vnd.microsoft.card.adaptive`:
+
+| question | what the card shows |
+| --- | --- |
+| one boolean field (what `hitl.confirm` asks) | Approve, Reject and Decline buttons |
+| one single-select field with up to 5 options | a button per option, and Decline |
+| secret fields | "Answer on a secure page" and Decline; no inputs at all |
+| anything else | one input per field, Submit and Decline |
+
+| field | input |
+| --- | --- |
+| boolean | `Input.Toggle` (`valueOn` "true", `valueOff` "false") |
+| string | `Input.Text`, one line; `style` email or url for those formats; `maxLength` |
+| string, format date | `Input.Date` |
+| string, format date-time | `Input.Date` and `Input.Time` (labelled UTC: the answer is taken as UTC) |
+| number, integer | `Input.Number` with `min` / `max` |
+| single-select | `Input.ChoiceSet`, compact |
+| multi-select | `Input.ChoiceSet` with `isMultiSelect`; Teams returns the values comma-separated |
+
+A field of any other type, a multi-select without fixed options, and a
+multi-select option containing a comma (Teams could not return it) are
+refused with `ChannelRefused`, naming the field.
+
+Every button is an `Action.Execute` (verb `elicitkit.answer`,
+`elicitkit.decline` or `elicitkit.secure`) whose data is `{"ek": token,
+"action": "answer" | "decline" | "secure"}`. Teams sends a press as an `invoke`
+activity named `adaptiveCard/action`, with that data merged with the card's
+inputs in `value.action.data`. Submit, Decline and the answer buttons carry an
+`Action.Submit` fallback with the same data for clients without Universal
+Actions, which send a `message` activity whose `value` holds it. The secure-page
+button has no fallback: its link may only go back in an invoke response, which
+only the person who pressed it sees.
+
+Inputs are named `field:<name>` so that no field collides with `ek` or
+`action`. `content_of` turns what comes back (strings) into answer content with
+the web pages' `parse_form` (numbers, booleans, lists, date-times), so a Teams
+answer and a page answer are read by the same rule and validated by the desk.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from elicitkit._schema.choices import options_of
+from elicitkit._web.forms import FieldView, field_views, parse_form
+from elicitkit.channels.base import ChannelRefused, Closing, Prompt
+
+__all__ = ["CARD_TYPE", "INPUT", "TIME", "VERBS", "Action", "closed_card", "content_of", "question_card"]
+
+CARD_TYPE = "application/vnd.microsoft.card.adaptive"
+INPUT = "field:"
+"""The prefix of every input id."""
+TIME = "@time"
+"""The suffix of a date-time field's time input (its date input has the plain id)."""
+
+Action = Literal["answer", "decline", "secure"]
+VERBS: dict[Action, str] = {"answer": "elicitkit.answer", "decline": "elicitkit.decline", "secure": "elicitkit.secure"}
+
+_SCHEMA = "http://adaptivecards.io/schemas/adaptive-card.json"
+_MAX_BUTTONS = 5  # Teams shows at most 6 actions on a card, and Decline is one
+_KINDS = ("string", "number", "integer", "boolean", "array")
+_TEXT_STYLES = {"email": "email", "uri": "url"}
+_COLORS = {"accept": "Good", "decline": "Attention", "cancel": "Attention", "expired": "Warning"}
+
+
+def question_card(prompt: Prompt) -> dict[str, Any]:
+    """The card that asks `prompt`.
+
+    Raises:
+        ChannelRefused: a field Teams has no input for (the message names it and says why).
+    """
+    body = _heading(prompt)
+    decline = _action("Decline", prompt.token, "decline")
+    if prompt.secret_fields:
+        names = ", ".join(prompt.secret_fields)
+        body.append(_text(f"Some answers ({names}) are secret: they are never typed into Teams.", subtle=True))
+        actions = [_action("Answer on a secure page", prompt.token, "secure", style="positive"), decline]
+        return _card(body, actions)
+    for name, prop in prompt.fields.items():
+        reason = refusal(prop)
+        if reason is not None:
+            raise ChannelRefused(f"field {name!r}: {reason}")
+    views = field_views(prompt.schema)
+    buttons = _buttons(prompt.token, views)
+    if buttons is not None:
+        return _card(body, [*buttons, decline])
+    for view in views:
+        body.extend(_inputs(view, prompt.fields[view.name]))
+    submit = _action("Submit", prompt.token, "answer", style="positive", inputs=True)
+    return _card(body, [submit, decline])
+
+
+def closed_card(prompt: Prompt, closing: Closing) -> dict[str, Any]:
+    """The card a closed question's message becomes: the question and its outcome, no actions."""
+    outcome = _text(closing.text, weight="Bolder")
+    outcome["color"] = _COLORS.get(closing.outcome, "Default")
+    return _card([*_heading(prompt, open_until=False), outcome], [])
+
+
+def refusal(prop: Mapping[str, Any]) -> str | None:
+    """Why Teams cannot show a field, or None when it can."""
+    kind = prop.get("type", "string")
+    if kind not in _KINDS:
+        return f"a {kind} field has no Teams input"
+    if kind != "array":
+        return None
+    items = prop.get("items")
+    options = options_of(items) if isinstance(items, Mapping) else None
+    if not options:
+        return "a list without fixed options has no Teams input"
+    for value, _ in options:
+        if "," in str(value):
+            return f"option {value!r} contains a comma, and Teams returns the choices of a multi-select comma-separated"
+    return None
+
+
+def content_of(schema: Mapping[str, Any], data: Mapping[str, Any]) -> dict[str, Any]:
+    """The answer content in a press's data: each field's input read back into the schema's types.
+
+    Values that cannot be read (a number that is not one) pass through for the desk to refuse with a message.
+    """
+    form: dict[str, list[str]] = {}
+    for name, prop in schema.get("properties", {}).items():
+        key = INPUT + name
+        if prop.get("format") == "date-time":
+            day, hour = _string(data.get(key)), _string(data.get(key + TIME))
+            if day or hour:
+                form[name] = [f"{day}T{hour}" if day and hour else day or hour]
+            continue
+        if key not in data:
+            continue
+        raw = data[key]
+        if prop.get("type") == "array":
+            form[name] = [_string(v) for v in raw] if isinstance(raw, list) else _string(raw).split(",")
+        else:
+            form[name] = [_string(raw)]
+    return parse_form(schema, form)
+
+
+# -- pieces ------------------------------------------------------------------------
+
+
+def _card(body: list[dict[str, Any]], actions: list[dict[str, Any]]) -> dict[str, Any]:
+    card: dict[str, Any] = {"type": "AdaptiveCard", "$schema": _SCHEMA, "version": "1.4", "body": body}
+    if actions:
+        card["actions"] = actions
+    return card
+
+
+def _text(text: str, *, subtle: bool = False, weight: str | None = None) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "TextBlock", "text": text, "wrap": True}
+    if subtle:
+        block |= {"isSubtle": True, "size": "Small", "spacing": "None"}
+    if weight is not None:
+        block["weight"] = weight
+    return block
+
+
+def _heading(prompt: Prompt, *, open_until: bool = True) -> list[dict[str, Any]]:
+    blocks = [_text(prompt.message, weight="Bolder") | {"size": "Medium"}]
+    notes = []
+    if prompt.tool:
+        notes.append(f"Asked by the tool {prompt.tool}")
+    if open_until:
+        # Teams renders DATE/TIME in each reader's own time zone.
+        at = dt.datetime.fromtimestamp(prompt.expires_at, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        notes.append(f"open until {{{{DATE({at}, SHORT)}}}} {{{{TIME({at})}}}}")
+    if notes:
+        line = " · ".join(notes)
+        blocks.append(_text(line[0].upper() + line[1:], subtle=True))
+    return blocks
+
+
+def _action(
+    title: str,
+    token: str,
+    action: Action,
+    *,
+    style: str | None = None,
+    inputs: bool = False,
+    values: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    data: dict[str, Any] = {"ek": token, "action": action, **(values or {})}
+    associated = "auto" if inputs else "none"
+    button: dict[str, Any] = {
+        "type": "Action.Execute",
+        "title": title,
+        "verb": VERBS[action],
+        "data": data,
+        "associatedInputs": associated,
+    }
+    if style is not None:
+        button["style"] = style
+    # The secure link may only travel in an invoke response; a Submit's answer would be a message for everyone.
+    button["fallback"] = (
+        "drop"
+        if action == "secure"
+        else {"type": "Action.Submit", "title": title, "data": data, "associatedInputs": associated}
+    )
+    return button
+
+
+def _buttons(token: str, views: list[FieldView]) -> list[dict[str, Any]] | None:
+    """One press answers a lone yes/no or a lone short single-select; None when the question needs inputs."""
+    if len(views) != 1:
+        return None
+    view = views[0]
+    key = INPUT + view.name
+    if view.kind == "boolean":
+        return [
+            _action("Approve", token, "answer", style="positive", values={key: "true"}),
+            _action("Reject", token, "answer", style="destructive", values={key: "false"}),
+        ]
+    if view.kind == "select" and len(view.options) <= _MAX_BUTTONS:
+        return [_action(str(title), token, "answer", values={key: str(value)}) for value, title in view.options]
+    return None
+
+
+def _inputs(view: FieldView, prop: Mapping[str, Any]) -> list[dict[str, Any]]:
+    common: dict[str, Any] = {"id": INPUT + view.name, "label": view.label}
+    if view.required:
+        common |= {"isRequired": True, "errorMessage": f"{view.label} is required"}
+    kind, fmt, value = prop.get("type", "string"), prop.get("format"), view.value
+    found: list[dict[str, Any]]
+    if view.kind == "boolean":
+        toggle = {
+            "type": "Input.Toggle",
+            "id": common["id"],
+            "title": view.label,
+            "valueOn": "true",
+            "valueOff": "false",
+        }
+        found = [toggle | {"value": "true" if value else "false"}]
+    elif view.kind in ("select", "multi"):
+        choices = [{"title": str(title), "value": str(option)} for option, title in view.options]
+        found = [common | {"type": "Input.ChoiceSet", "choices": choices}]
+        if view.kind == "multi":
+            found[0] |= {"isMultiSelect": True, "style": "expanded"}
+            if view.chosen:
+                found[0]["value"] = ",".join(option for option, _ in view.options if option in view.chosen)
+        else:
+            found[0]["style"] = "compact"
+            if value is not None:
+                found[0]["value"] = str(value)
+    elif kind in ("number", "integer"):
+        limits = {card: prop[key] for card, key in (("min", "minimum"), ("max", "maximum")) if key in prop}
+        found = [common | {"type": "Input.Number", **limits}]
+        if value is not None:
+            found[0]["value"] = value
+    elif fmt == "date":
+        found = [common | {"type": "Input.Date"} | ({"value": value} if value else {})]
+    elif fmt == "date-time":
+        day, _, hour = str(value or "").partition("T")
+        date = common | {"type": "Input.Date", "label": f"{view.label} (date)"} | ({"value": day} if day else {})
+        time = {"type": "Input.Time", "id": common["id"] + TIME, "label": f"{view.label} (time, UTC)"}
+        if view.required:
+            time |= {"isRequired": True, "errorMessage": f"{view.label} needs a time"}
+        found = [date, time | ({"value": hour[:5]} if hour else {})]
+    else:
+        found = [common | {"type": "Input.Text", "isMultiline": False, "style": _TEXT_STYLES.get(fmt or "", "text")}]
+        if "maxLength" in prop:
+            found[0]["maxLength"] = prop["maxLength"]
+        if value is not None:
+            found[0]["value"] = str(value)
+    if view.help:
+        found.append(_text(view.help, subtle=True))
+    return found
+
+
+def _string(raw: Any) -> str:
+    if isinstance(raw, bool):
+        return "true" if raw else "false"
+    return "" if raw is None else str(raw)
