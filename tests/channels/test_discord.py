@@ -26,9 +26,6 @@ from mcp_types import CallToolResult
 from pydantic import BaseModel, Field, SecretStr
 
 from elicitkit import Accepted, Declined, Elicitation, ElicitationTimeout
-from elicitkit._core.kinds import new_id
-from elicitkit._engine.run import Question
-from elicitkit._schema.compile import compile_schema
 from elicitkit.channels.base import ChannelRefused, Prompt, discord
 from elicitkit.channels.discord import DiscordChannel, DiscordError, Signatures
 from elicitkit.channels.discord_components import content_of_modal, layout_of, modal, question_message
@@ -343,13 +340,9 @@ async def test_a_question_with_secret_fields_sends_a_one_time_link_only_to_the_p
     def tools(server: MCPServer, hitl: Elicitation) -> None:
         @server.tool()
         async def login(ctx: Context) -> str:
-            # No public helper asks a channel for secrets yet: build the question as `secure_form` does.
-            form = compile_schema(Login, secrets=True)
-            question = Question(new_id(), "Sign in to the registry", form, anyio.current_time() + 10)
-            question.secret_fields, question.via = form.secret_fields, VIA
-            answer = await hitl._asking(ctx, question, 10, lambda _, a: Accepted(a.content or {}))
+            answer = await hitl.secure_form(ctx, "Sign in to the registry", Login, via=VIA)
             assert isinstance(answer, Accepted)
-            return f"user={answer.data['user']} password={len(answer.data['password'])} characters"
+            return f"user={answer.data.user} password={len(answer.data.password.get_secret_value())} characters"
 
     async with in_discord(tools) as scene:
         running = scene.call("login")
