@@ -43,7 +43,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from elicitkit.channels.teams import TeamsChannel
+from elicitkit.channels import TeamsChannel
 from elicitkit.testing import serve_app
 
 APP_ID = "6f1c2b7e-0d4a-4c59-9a53-3f0c1b2e8d11"

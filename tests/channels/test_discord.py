@@ -26,9 +26,9 @@ from mcp_types import CallToolResult
 from pydantic import BaseModel, Field, SecretStr
 
 from elicitkit import Accepted, Declined, Elicitation, ElicitationTimeout
+from elicitkit.channels._discord import DiscordChannel, DiscordError, Signatures
+from elicitkit.channels._discord_components import content_of_modal, layout_of, modal, question_message
 from elicitkit.channels.base import ChannelRefused, Prompt, discord
-from elicitkit.channels.discord import DiscordChannel, DiscordError, Signatures
-from elicitkit.channels.discord_components import content_of_modal, layout_of, modal, question_message
 from tests.channels.discord_server import CHANNEL, Interactions, LocalDiscord, User
 from tests.scenes import serving, text_of
 

@@ -24,9 +24,9 @@ from pydantic import BaseModel, Field
 from starlette.applications import Starlette
 
 from elicitkit import Accepted, Declined, Elicitation, ElicitationResult, ElicitationTimeout
+from elicitkit.channels import SlackChannel
+from elicitkit.channels._slack_blocks import click_content, content_of, message_blocks, modal_view
 from elicitkit.channels.base import ChannelRefused, Closing, Prompt, Responder, Verdict, slack
-from elicitkit.channels.slack import SlackChannel
-from elicitkit.channels.slack_blocks import click_content, content_of, message_blocks, modal_view
 from elicitkit.testing import serve_app
 from tests.channels.slack_server import LocalSlack, User
 from tests.scenes import serving, text_of

@@ -27,10 +27,10 @@ from pydantic import BaseModel, Field, SecretStr
 from elicitkit import Accepted, Elicitation, ElicitationTimeout
 from elicitkit._engine.desk import ChannelRoute
 from elicitkit._schema import compile_schema
+from elicitkit.channels._teams import TeamsChannel, TeamsError
+from elicitkit.channels._teams_auth import SeenActivities
+from elicitkit.channels._teams_cards import closed_card, content_of, question_card
 from elicitkit.channels.base import ChannelRefused, Closing, Prompt, Responder, teams
-from elicitkit.channels.teams import TeamsChannel, TeamsError
-from elicitkit.channels.teams_auth import SeenActivities
-from elicitkit.channels.teams_cards import closed_card, content_of, question_card
 from tests.channels.teams_server import (
     FORGERIES,
     LocalBotFramework,
@@ -449,14 +449,11 @@ def test_the_channel_only_talks_to_https_urls_except_on_loopback() -> None:
 def test_without_pyjwt_the_teams_channel_imports_and_says_which_extra_to_install(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import elicitkit.channels as package
-
-    # Importing the submodules again sets them as the package's attributes, and `teams` there is the function.
-    for name in ("teams", "teams_auth"):
-        monkeypatch.setattr(package, name, getattr(package, name))
-        monkeypatch.delitem(sys.modules, f"elicitkit.channels.{name}")
+    # A fresh import of the channel's modules, as in an environment without the extra.
+    for name in ("_teams", "_teams_auth"):
+        monkeypatch.delitem(sys.modules, f"elicitkit.channels.{name}", raising=False)
     monkeypatch.setitem(sys.modules, "jwt", None)
-    module = importlib.import_module("elicitkit.channels.teams")
+    module = importlib.import_module("elicitkit.channels._teams")
     with pytest.raises(ImportError, match=re.escape("pip install 'elicitkit[teams]'")):
         module.TeamsChannel("app", "secret", service_url="https://smba.trafficmanager.net/teams/")
 

@@ -28,8 +28,8 @@ from starlette.requests import Request
 
 from elicitkit import Accepted, Elicitation, ElicitationNotSupported
 from elicitkit._web.inbox_page import InboxPages, question_view, unrenderable
+from elicitkit.channels import WebInbox
 from elicitkit.channels.base import Prompt, web
-from elicitkit.channels.web_inbox import WebInbox
 from elicitkit.stores import MemoryBroker, MemoryStore
 from elicitkit.testing import serve_app
 from tests.scenes import serving, text_of

@@ -19,8 +19,8 @@ from mcp.server.mcpserver import Context, MCPServer
 from playwright.async_api import Browser, async_playwright, expect
 
 from elicitkit import Accepted, Elicitation
+from elicitkit.channels import WebInbox
 from elicitkit.channels.base import web
-from elicitkit.channels.web_inbox import WebInbox
 from tests.channels.test_web_inbox import USER, Release, calling, header_identity
 from tests.scenes import serving
 from tests.test_browser import CHROMIUM, CHROMIUM_FLAGS

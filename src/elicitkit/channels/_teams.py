@@ -59,8 +59,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from elicitkit.channels.base import ChannelRefused, Closing, Desk, Prompt, Responder
-from elicitkit.channels.teams_auth import (
+from elicitkit.channels._teams_auth import (
     BotToken,
     Connector,
     ConnectorAuth,
@@ -70,7 +69,8 @@ from elicitkit.channels.teams_auth import (
     Unauthorized,
     require,
 )
-from elicitkit.channels.teams_cards import CARD_TYPE, closed_card, content_of, question_card
+from elicitkit.channels._teams_cards import CARD_TYPE, closed_card, content_of, question_card
+from elicitkit.channels.base import ChannelRefused, Closing, Desk, Prompt, Responder
 
 __all__ = ["TeamsChannel", "TeamsError"]
 

@@ -72,8 +72,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from elicitkit._errors import ElicitationError
-from elicitkit.channels.base import ChannelRefused, Closing, Desk, Prompt, Responder, Verdict
-from elicitkit.channels.discord_components import (
+from elicitkit.channels._discord_components import (
     DECLINE,
     FORM,
     NO_MENTIONS,
@@ -86,6 +85,7 @@ from elicitkit.channels.discord_components import (
     question_message,
     token_of,
 )
+from elicitkit.channels.base import ChannelRefused, Closing, Desk, Prompt, Responder, Verdict
 
 __all__ = ["DiscordChannel", "DiscordError"]
 

@@ -62,8 +62,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from elicitkit.channels.base import ChannelRefused, Closing, Desk, Prompt, Responder, Verdict
-from elicitkit.channels.slack_blocks import (
+from elicitkit.channels._slack_blocks import (
     ANSWER,
     CALLBACK_ID,
     DECLINE,
@@ -79,6 +78,7 @@ from elicitkit.channels.slack_blocks import (
     notice_view,
     token_of,
 )
+from elicitkit.channels.base import ChannelRefused, Closing, Desk, Prompt, Responder, Verdict
 
 if TYPE_CHECKING:
     from slack_sdk.web.async_client import AsyncWebClient

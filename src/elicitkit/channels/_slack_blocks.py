@@ -1,6 +1,6 @@
 """Block Kit for the Slack channel: the question's message, its modal, the closed message, and answers read back.
 
-No IO here: `elicitkit.channels.slack` posts what these functions build and
+No IO here: `elicitkit.channels._slack` posts what these functions build and
 hands what Slack sends back to `click_content` and `content_of`.
 
 The message (`message_blocks`) is a section with the question, a context line
