@@ -85,6 +85,7 @@ from elicitkit.channels._discord_components import (
     question_message,
     token_of,
 )
+from elicitkit.channels._http import bounded_body
 from elicitkit.channels.base import ChannelRefused, Closing, Desk, Prompt, Responder, Verdict
 
 __all__ = ["DiscordChannel", "DiscordError"]
@@ -213,8 +214,8 @@ class DiscordChannel:
     # -- interactions ------------------------------------------------------------------------------------------
 
     async def _interactions(self, request: Request) -> Response:
-        body = await request.body()
-        if len(body) > _MAX_BODY:
+        body = await bounded_body(request, _MAX_BODY)
+        if body is None:
             return PlainTextResponse("Request body too large", status_code=413)
         headers = request.headers
         refused = self._signatures.check(

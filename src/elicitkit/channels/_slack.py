@@ -62,6 +62,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from elicitkit.channels._http import bounded_body
 from elicitkit.channels._slack_blocks import (
     ANSWER,
     CALLBACK_ID,
@@ -160,7 +161,7 @@ class SlackChannel:
     # -- the callback ------------------------------------------------------------------------------
 
     async def _interactions(self, request: Request) -> Response:
-        body = await _body(request)
+        body = await bounded_body(request, _MAX_BODY)
         if body is None:
             return PlainTextResponse("Request body too large", status_code=413)
         refusal = self._verify(request.headers, body)
@@ -288,17 +289,3 @@ def _secure_text(verdict: Verdict) -> str:
     if not verdict.ok:
         return verdict.message
     return f"Only you can see this link. Answer on a one-time secure page: <{verdict.message}|open the form>"
-
-
-async def _body(request: Request) -> bytes | None:
-    """The raw body (signatures cover its exact bytes), or None past the size limit."""
-    declared = request.headers.get("content-length", "0")
-    if not declared.isdigit() or int(declared) > _MAX_BODY:
-        return None
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > _MAX_BODY:
-            return None
-        chunks.append(chunk)
-    return b"".join(chunks)

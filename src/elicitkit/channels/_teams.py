@@ -59,6 +59,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from elicitkit.channels._http import bounded_body
 from elicitkit.channels._teams_auth import (
     BotToken,
     Connector,
@@ -172,7 +173,7 @@ class TeamsChannel:
     # -- the messaging endpoint ------------------------------------------------------
 
     async def _messages(self, request: Request) -> Response:
-        body = await _read(request)
+        body = await bounded_body(request, _MAX_BODY)
         if body is None:
             return PlainTextResponse("Activity too large", status_code=413)
         try:
@@ -244,17 +245,6 @@ class TeamsChannel:
             await self._connector.send("POST", _activities(conversation, activity_id), reply, "reply to a press")
         except TeamsError as exc:
             logger.warning("Could not tell a Teams user what became of their answer: %s", exc)
-
-
-async def _read(request: Request) -> bytes | None:
-    """The request's body, or None past `_MAX_BODY` (read no further: the sender is not authenticated yet)."""
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > _MAX_BODY:
-            return None
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def _message(card: dict[str, Any], *, summary: str) -> dict[str, Any]:
