@@ -102,14 +102,14 @@ class ChannelDesk:
         opened = await self._open(token)
         if opened is None:
             return None
-        _, record, _ = opened
-        return self._prompt(token, opened[0], record)
+        link, record, _ = opened
+        return self._prompt(token, link.question_id, record)
 
     async def reply(self, token: str, responder: Responder, action: str, content: Mapping[str, Any] | None) -> Verdict:
         opened = await self._open(token)
         if opened is None:
             return Verdict("closed", _CLOSED)
-        question_id, record, question = opened
+        link, record, question = opened
         via = Via.from_json(record.via)
         if not via.allows(responder):
             return _not_approver(responder)
@@ -123,7 +123,7 @@ class ChannelDesk:
         if problems is not None:
             detail = {p.path: p.message for p in problems.problems}
             return Verdict("invalid", f"That answer is not valid: {problems}", detail)
-        if not await self.take(question_id, record, question, answer, responder):
+        if not await self.take(link.question_id, record, question, answer, responder):
             return Verdict("closed", _CLOSED)
         return Verdict("answered", _ANSWERED)
 
@@ -131,11 +131,10 @@ class ChannelDesk:
         opened = await self._open(token)
         if opened is None:
             return Verdict("closed", _CLOSED)
-        question_id, record, _ = opened
+        link, record, _ = opened
         if not Via.from_json(record.via).allows(responder):
             return _not_approver(responder)
-        link = self.tokens.read(token, "channel")
-        form = self.tokens.mint(Link(question_id, record.principal, "form", link.expires_at))
+        form = self.tokens.mint(Link(link.question_id, record.principal, "form", link.expires_at))
         return Verdict("answered", f"{self.base_url()}/elicit/f/{form}")
 
     # -- what elicitkit's pages call, for channel questions with secret fields --------
@@ -169,7 +168,7 @@ class ChannelDesk:
             return False
         if not await self.store.use_once(f"channel:{question_id}", time.time() + self.policy.run_expiry):
             return False
-        if record.hosted and (not record.secret or not self.durability.plain):
+        if record.hosted and self.durability.keeps(record.secret):
             entry = Entry.of_answer(record.digest, answer)
             await self.durability.record(record.run_id, record.principal, record.seq, entry)
         by = None if responder is None else [responder.channel, responder.id, responder.name]
@@ -206,7 +205,8 @@ class ChannelDesk:
 
     # -- reading questions -----------------------------------------------------------
 
-    async def _open(self, token: str) -> tuple[str, QuestionRecord, Question | None] | None:
+    async def _open(self, token: str) -> tuple[Link, QuestionRecord, Question | None] | None:
+        """The token's link, the open question's record, and the question itself when this process holds it."""
         try:
             link = self.tokens.read(token, "channel")
         except InvalidLink:
@@ -214,7 +214,7 @@ class ChannelDesk:
         record = await self._record(link.question_id, link.principal)
         if record is None:
             return None
-        return link.question_id, record, self.registry.channel_questions.get(link.question_id)
+        return link, record, self.registry.channel_questions.get(link.question_id)
 
     async def _record(self, question_id: str, principal: str | None) -> QuestionRecord | None:
         record = await self.durability.load_question(question_id, principal)
@@ -225,13 +225,12 @@ class ChannelDesk:
         return record
 
     def _prompt(self, token: str, question_id: str, record: QuestionRecord) -> Prompt:
-        via = Via.from_json(record.via)
         return Prompt(
             id=question_id,
             token=token,
             message=record.message,
             schema=record.schema,
-            target=via.target if via.channel != "web" or via.target is not None else record.principal,
+            target=Via.from_json(record.via).target,  # the route named the web inbox's principal already
             expires_at=record.expires_at,
             tool=record.tool,
             secret_fields=record.secret,

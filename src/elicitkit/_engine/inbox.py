@@ -16,7 +16,7 @@ callbacks, or from another node that received it. Each time the inbox:
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -208,7 +208,7 @@ class Inbox:
             run = question.owner
             if question.answer is not None or question.caller[0] != principal:
                 return False
-            if run is not None and run.hosted and self._journals(question.secret_fields):
+            if run is not None and run.hosted and self.durability.keeps(question.secret_fields):
                 await self.durability.record(run.id, run.principal, question.seq, _entry(question.digest, answer))
             question.resolve(answer)
             return True
@@ -219,7 +219,7 @@ class Inbox:
             return False  # already answered (the run has moved past this question)
         if not await self._claim(record.run_id, f"page:{question_id}"):
             return False
-        if self._journals(record.secret):
+        if self.durability.keeps(record.secret):
             await self.durability.record(record.run_id, principal, record.seq, _entry(record.digest, answer))
         found = await self.durability.load_run(record.run_id, principal)
         if found is not None and found[0] != self.policy.node and await self.store.is_alive(found[0]):
@@ -268,10 +268,6 @@ class Inbox:
             return encode_outcome(error=exc)
 
     # -- the steps -------------------------------------------------------------------
-
-    def _journals(self, secret_fields: Sequence[str]) -> bool:
-        """Answers with secret fields are journaled only when they can be sealed."""
-        return not secret_fields or not self.durability.plain
 
     async def _claim(self, run_id: str, nonce: str) -> bool:
         return await self.durability.claim_round(run_id, nonce, self.policy.run_expiry)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -73,6 +74,10 @@ class Durability:
         self.node = node
         # Without a secret records are stored as they are, so answers with secret fields are not journaled.
         self.plain = isinstance(sealer, PlainSealer)
+
+    def keeps(self, secret_fields: Sequence[str]) -> bool:
+        """Whether an answer with these secret fields may be journaled: only when it can be sealed."""
+        return not secret_fields or not self.plain
 
     def _seal(self, principal: str | None, value: Any, aad: str) -> bytes:
         return self.sealer.seal(principal, json.dumps(value, separators=(",", ":")).encode(), aad=aad.encode())
