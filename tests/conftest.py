@@ -17,6 +17,9 @@ from tests.redis_server import MISSING, RedisServer
 if TYPE_CHECKING:
     from tests.scenes import Transport
 
+# Debian's Chromium for the tests that open elicitkit's pages (fixtures `chromium`, `browser`).
+pytest_plugins = ["tests.browsers"]
+
 # The shared scenes assert too; rewriting keeps their failures as readable as a test's own.
 pytest.register_assert_rewrite("tests.scenes")
 

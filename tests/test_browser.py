@@ -22,7 +22,7 @@ from mcp import Client
 from mcp.client.session import ClientRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, ElicitRequestParams, ElicitRequestURLParams, ElicitResult
-from playwright.async_api import Browser, Page, Request, async_playwright, expect
+from playwright.async_api import Browser, Page, Request, expect
 from pydantic import BaseModel, Field, SecretStr
 from starlette.applications import Starlette
 from starlette.requests import Request as HttpRequest
@@ -35,19 +35,6 @@ from tests.scenes import serving
 
 pytestmark = pytest.mark.anyio
 
-CHROMIUM = Path("/usr/bin/chromium")
-# What this machine's Chromium needs to start headless and quietly (no sandbox as root, no calls home).
-# Playwright gives every launch a fresh, empty profile directory of its own (it refuses --user-data-dir).
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 DOCS_IMG = Path(__file__).resolve().parents[1] / "docs" / "img"
 MESSAGE = "Deploy <b>checkout</b> to production: enter the deploy key"
 SECRET = "sk-live-7Hq2-never-in-mcp"
@@ -68,27 +55,6 @@ class Deploy(BaseModel):
 EXPECTED = Deploy(
     service="checkout", replicas=8, region="us", canary=False, checks=["lint", "e2e"], api_key=SecretStr(SECRET)
 )
-
-
-@pytest.fixture
-def chromium() -> Path:
-    if not CHROMIUM.exists():
-        pytest.fail(
-            f"{CHROMIUM} is missing: the browser tests drive Debian's Chromium. "
-            "Run ./dev test (it installs it) or apt-get install chromium.",
-            pytrace=False,
-        )
-    return CHROMIUM
-
-
-@pytest.fixture
-async def browser(chromium: Path) -> AsyncIterator[Browser]:
-    async with async_playwright() as playwright:
-        launched = await playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_FLAGS)
-        try:
-            yield launched
-        finally:
-            await launched.close()
 
 
 async def new_page(browser: Browser, height: int = 480) -> Page:

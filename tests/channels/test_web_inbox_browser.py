@@ -10,40 +10,22 @@ the tool. With ELICITKIT_SCREENSHOTS=1 the test saves docs/img/web-inbox.png.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp.server.mcpserver import Context, MCPServer
-from playwright.async_api import Browser, async_playwright, expect
+from playwright.async_api import Browser, expect
 
 from elicitkit import Accepted, Elicitation
 from elicitkit.channels import WebInbox
 from elicitkit.channels.base import web
 from tests.channels.test_web_inbox import USER, Release, calling, header_identity
 from tests.scenes import serving
-from tests.test_browser import CHROMIUM, CHROMIUM_FLAGS
 
 pytestmark = pytest.mark.anyio
 
 SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "img" / "web-inbox.png"
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    if not CHROMIUM.exists():
-        pytest.fail(
-            f"{CHROMIUM} is missing: the browser tests drive Debian's Chromium. "
-            "Run ./dev test (it installs it) or apt-get install chromium.",
-            pytrace=False,
-        )
-    async with async_playwright() as playwright:
-        launched = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
-        try:
-            yield launched
-        finally:
-            await launched.close()
 
 
 def desk_server() -> Elicitation:
