@@ -306,6 +306,7 @@ class Elicitation(AskHelpers, UrlMode, HookMethods):
         *,
         timeout: Timeout = SERVER_DEFAULT,
         via: Via | None = None,
+        task: bool = False,
     ) -> ElicitationResult[T]: ...
 
     @overload
@@ -317,6 +318,7 @@ class Elicitation(AskHelpers, UrlMode, HookMethods):
         *,
         timeout: Timeout = SERVER_DEFAULT,
         via: Via | None = None,
+        task: bool = False,
     ) -> ElicitationResult[dict[str, Any]]: ...
 
     async def elicit(
@@ -327,6 +329,7 @@ class Elicitation(AskHelpers, UrlMode, HookMethods):
         *,
         timeout: Timeout = SERVER_DEFAULT,
         via: Via | None = None,
+        task: bool = False,
     ) -> ElicitationResult[Any]:
         """Ask the person a question and wait for a validated, typed answer.
 
@@ -340,6 +343,11 @@ class Elicitation(AskHelpers, UrlMode, HookMethods):
             via: ask on a human channel instead of the MCP client
                 (`slack("#deploys", approvers={"U123"})`, `web()`, ...); by
                 default the server-wide `via`.
+            task: the person may take long: on 2026-07-28, a client that takes
+                tasks gets a task handle and answers through `tasks/get` and
+                `tasks/update` instead of holding its call open (questions on a
+                channel do this anyway). On 2025-11-25 the client decides, by
+                asking for a task in `tools/call`.
 
         Returns:
             `Accepted` with `.data`, `Declined`, or `Cancelled`.
@@ -351,7 +359,7 @@ class Elicitation(AskHelpers, UrlMode, HookMethods):
             ElicitationNotSupported: the client cannot show forms.
             ElicitationClientError: the client failed the request.
         """
-        return await self._ask(ctx, message, compile_schema(schema), timeout, unwrap=False, via=via)
+        return await self._ask(ctx, message, compile_schema(schema), timeout, unwrap=False, via=via, task=task)
 
     async def _ask(
         self,
@@ -362,11 +370,13 @@ class Elicitation(AskHelpers, UrlMode, HookMethods):
         *,
         unwrap: bool,
         via: Via | None = None,
+        task: bool = False,
     ) -> ElicitationResult[Any]:
         check_message(message)
         limit = seconds(timeout, self.timeout)
         question = Question(id=new_id(), message=message, schema=schema, expires_at=anyio.current_time() + limit)
         question.via = self._destination(via)
+        question.task = task
 
         def convert(asked: Question, answer: Answer) -> ElicitationResult[Any]:
             if answer.action == "accept":

@@ -134,6 +134,7 @@ class AskHelpers:
         *,
         unwrap: bool,
         via: Via | None = None,
+        task: bool = False,
     ) -> ElicitationResult[Any]:
         raise NotImplementedError
 

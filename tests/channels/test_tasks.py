@@ -12,9 +12,11 @@ import pytest
 from mcp import Client
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.exceptions import MCPError
+from pydantic import BaseModel, Field
 
 from elicitkit import Accepted, Elicitation
 from elicitkit.channels.base import Responder, Via
+from elicitkit.testing import ScriptedHuman, accept
 from tests.channels.recording import RecordingChannel
 from tests.channels.tasking import TasksExtension, poll_until, raw
 
@@ -167,3 +169,59 @@ async def test_a_task_survives_a_restart_and_its_answer_replays_the_run_without_
     assert done["status"] == "completed", done.get("error")
     assert result["content"][0]["text"] == "released 9 to prod (approved: True)"
     assert second.steps == []  # type: ignore[attr-defined]  # the journaled step was not run again
+
+
+def config_server() -> MCPServer:
+    server = MCPServer("config")
+    hitl = Elicitation(server, timeout=30)
+
+    @server.tool(structured_output=False)
+    async def configure(ctx: Context) -> str:
+        answer = await hitl.choice(ctx, "Which plan?", ["basic", "pro"])
+        plan = await hitl.elicit(ctx, f"Seats for {getattr(answer, 'data', '?')}?", Seats, task=True)
+        assert isinstance(plan, Accepted)
+        return f"{answer.data} x{plan.data.seats}"  # type: ignore[union-attr]
+
+    return server
+
+
+class Seats(BaseModel):
+    seats: int = Field(ge=1, le=50)
+
+
+async def test_a_question_asked_with_task_true_hands_a_2026_client_a_task_it_answers_with_tasks_update() -> None:
+    human = ScriptedHuman(accept({"value": "pro"}))
+    async with Client(
+        config_server(), mode="auto", extensions=[TasksExtension()], elicitation_callback=human
+    ) as client:
+        handed = await client.call_tool("configure", {})
+        task = handed.meta["task"] if handed.meta else {}
+        assert task["resultType"] == "task"
+        waiting = await poll_until(client, task["taskId"], {"input_required"})
+        [(key, request)] = waiting["inputRequests"].items()
+        assert request["method"] == "elicitation/create"
+        assert request["params"]["message"] == "Seats for pro?"
+        # An answer that breaks the schema is refused: the question stays open, with the reason.
+        await raw(
+            client,
+            "tasks/update",
+            {"taskId": task["taskId"], "inputResponses": {key: {"action": "accept", "content": {"seats": 99}}}},
+        )
+        again = await poll_until(client, task["taskId"], {"input_required"})
+        assert "The last answer was refused" in again["inputRequests"][key]["params"]["message"]
+        ignored = {"not-a-question": {"action": "accept", "content": {"seats": 1}}}
+        await raw(client, "tasks/update", {"taskId": task["taskId"], "inputResponses": ignored})
+        await raw(
+            client,
+            "tasks/update",
+            {"taskId": task["taskId"], "inputResponses": {key: {"action": "accept", "content": {"seats": 12}}}},
+        )
+        done = await poll_until(client, task["taskId"], {"completed", "failed"})
+    assert done["result"]["content"][0]["text"] == "pro x12"
+
+
+async def test_task_true_changes_nothing_for_clients_that_do_not_take_tasks(mode: str) -> None:
+    human = ScriptedHuman(accept({"value": "basic"}), accept({"seats": 3}))
+    async with Client(config_server(), mode=mode, elicitation_callback=human) as client:
+        result = await client.call_tool("configure", {})
+    assert result.content[0].text == "basic x3"  # type: ignore[union-attr]

@@ -22,7 +22,6 @@ import anyio
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context
 
-from elicitkit import _mcp
 from elicitkit._core.journal import Entry
 from elicitkit._core.kinds import ACTIONS, Answer, RouteName
 from elicitkit._engine.cluster import Cluster, encode_outcome
@@ -30,6 +29,7 @@ from elicitkit._engine.inbox import Inbox, PageQuestion
 from elicitkit._engine.journal import Durability, QuestionRecord, RunRecord
 from elicitkit._engine.policy import Policy
 from elicitkit._engine.registry import Registry
+from elicitkit._engine.routes import offer_task
 from elicitkit._engine.run import Question, Run
 from elicitkit._errors import ElicitationNotSupported
 from elicitkit._schema import compile_schema, problems_in
@@ -320,8 +320,7 @@ class ChannelRoute:
                 raise ElicitationNotSupported(f"The {via.channel} channel cannot show this question: {exc}") from None
             await desk.durability.save_question(question.id, replace(record, ref=ref), expires)
             await question.reached("sent")
-            if run.hosted and not run.task and run.rctx is not None and _mcp.takes_tasks(run.rctx):
-                run.want_task()  # a person elsewhere may take long: the client polls a task instead of waiting
+            offer_task(run)  # a person elsewhere may take long: the client polls a task instead of waiting
             await question.wait()
         except anyio.get_cancelled_exc_class():
             # The server is shutting down (not the run ending, nor the question expiring): the question stays

@@ -41,7 +41,7 @@ from elicitkit._errors import (
 from elicitkit._fallback import PendingQuestion
 from elicitkit.stores.base import Store
 
-__all__ = ["Asker"]
+__all__ = ["Asker", "offer_task"]
 
 KEEPALIVE_MESSAGE = "Waiting for a person to answer"
 logger = logging.getLogger("elicitkit")
@@ -59,6 +59,15 @@ class Route(Protocol):
 
         `ctx` is the asking tool's context; `rctx` the request that waits for the run now.
         """
+
+
+def offer_task(run: Run) -> None:
+    """Make a 2026-07-28 run a task if the request waiting for it takes tasks: the client polls from then on.
+
+    For questions a person may take long over: those on a channel, and those asked with `task=True`.
+    """
+    if run.hosted and not run.task and run.rctx is not None and _mcp.takes_tasks(run.rctx):
+        run.want_task()
 
 
 class NativeRoute:
@@ -129,6 +138,8 @@ class MrtrRoute:
         assert run is not None
         await self.durability.save_pending(run.id, run.principal, question, self.policy.wall_expiry(question))
         await question.reached("stored")
+        if question.task and self.name == "mrtr":
+            offer_task(run)  # before the question is handed out, so the waiting request gets the task instead
         run.ask(question)
         await question.reached("sent")
         await question.wait()

@@ -98,6 +98,8 @@ class Question:
     """The human channel the question goes to instead of the client (None: the client, as it allows)."""
     responder: Responder | None = None
     """Who answered on a channel."""
+    task: bool = False
+    """Asked with `task=True`: on 2026-07-28 its call becomes a task the client polls (where it takes tasks)."""
     watcher: Callable[[Question, Stage], Awaitable[None] | None] | None = None
     """Told once per stage the question reaches on its route (the front's hooks and audit); it returns
     something to await only when there is (an async hook)."""
