@@ -17,17 +17,16 @@ from contextlib import asynccontextmanager
 from typing import Any, Literal
 
 import anyio
+import httpx
 import pytest
 from mcp import Client
 from mcp.server.mcpserver import Context, MCPServer
-from pydantic import BaseModel, Field
-from starlette.applications import Starlette
+from pydantic import BaseModel, Field, SecretStr
 
 from elicitkit import Accepted, Declined, Elicitation, ElicitationResult, ElicitationTimeout
 from elicitkit.channels import SlackChannel
 from elicitkit.channels._slack_blocks import click_content, content_of, message_blocks, modal_view
-from elicitkit.channels.base import ChannelRefused, Closing, Prompt, Responder, Verdict, slack
-from elicitkit.testing import serve_app
+from elicitkit.channels.base import ChannelRefused, Prompt, slack
 from tests.channels.slack_server import LocalSlack, User
 from tests.scenes import serving, text_of
 
@@ -45,6 +44,11 @@ class Plan(BaseModel):
     start: dt.datetime
     regions: list[Literal["eu", "us", "ap"]]
     notify: bool = False
+
+
+class Login(BaseModel):
+    user: str
+    password: SecretStr
 
 
 def said(result: ElicitationResult[Any]) -> str:
@@ -82,6 +86,12 @@ def desk_server(local: LocalSlack) -> Elicitation:
             return said(await hitl.choices(ctx, "Which regions?", ["eu", "us", "ap"], min_items=2, via=via))
         except ElicitationTimeout:
             return "timed out"
+
+    @server.tool()
+    async def login(ctx: Context) -> str:
+        answer = await hitl.secure_form(ctx, "Registry login?", Login, via=slack("#deploys", approvers=[ALICE.id]))
+        assert isinstance(answer, Accepted)
+        return f"{answer.data.user}:{answer.data.password.get_secret_value()}"
 
     return hitl
 
@@ -280,62 +290,27 @@ async def test_a_question_that_expires_is_marked_expired_and_later_clicks_are_to
 # -- secret fields -------------------------------------------------------------------------------------
 
 
-class OneQuestion:
-    """elicitkit's side of one question with a secret field, as the channel sees it through the `Desk` protocol.
-
-    The engine cannot yet send a question with secret fields to a channel (`elicit` keeps no secret fields and
-    `secure_form` takes no `via=`), so this test stands in for `ChannelDesk.secure_link`: a link per click,
-    for approvers only.
-    """
-
-    def __init__(self, prompt: Prompt, approvers: set[str]) -> None:
-        self.question = prompt
-        self.approvers = approvers
-        self.links: list[tuple[Responder, str]] = []
-        self.replies: list[tuple[Responder, str]] = []
-
-    async def prompt(self, token: str) -> Prompt | None:
-        return self.question if token == self.question.token else None
-
-    async def reply(self, token: str, responder: Responder, action: str, content: Mapping[str, Any] | None) -> Verdict:
-        self.replies.append((responder, action))
-        return Verdict("answered", "Thanks, your answer was recorded.")
-
-    async def secure_link(self, token: str, responder: Responder) -> Verdict:
-        if responder.id not in self.approvers:
-            return Verdict("not_approver", f"Sorry {responder.label}, you are not one of the approvers.")
-        link = f"https://desk.example.com/elicit/f/one-time-{len(self.links)}"
-        self.links.append((responder, link))
-        return Verdict("answered", link)
-
-
 async def test_a_question_with_a_secret_field_offers_a_secure_page_whose_link_only_the_clicker_sees() -> None:
-    schema = {"type": "object", "properties": {"user": {"type": "string"}, "password": {"type": "string"}}}
-    prompt = _prompt(schema, token="tok-" + "x" * 120, secret=("password",))
-    async with LocalSlack().serving() as local:
-        channel = SlackChannel(local.token, local.signing_secret, api_url=local.api_url)
-        question = OneQuestion(prompt, {ALICE.id})
-        channel.bind(question, lambda: "")
-        async with serve_app(Starlette(routes=list(channel.routes()))) as base:
-            local.request_url = base + channel.path
-            ref = await channel.post(prompt)
-            message = local.messages[0]
-            assert ref == {"channel": DEPLOYS, "ts": message.ts}
-            assert message.labels() == ["Answer on a secure page", "Decline"]
-
-            await local.click(BOB, message, "Answer on a secure page")
-            assert "not one of the approvers" in (await local.ephemeral_for(BOB)).text
-            await local.click(ALICE, message, "Answer on a secure page")
-            sent = await local.ephemeral_for(ALICE)
-            await channel.close(prompt, ref, Closing("accept", Responder("slack", ALICE.id, "alice"), "user: ops"))
-    [(who, link)] = question.links
-    assert who.id == ALICE.id
-    assert re.findall(r"<(https://[^|>]+)\|", sent.text) == [link]
-    everything_public = json.dumps([body for method, body in local.calls if method != "response_url"])
-    assert link not in everything_public
-    assert all(link not in e.text for e in local.ephemerals if e.user != ALICE)
-    assert message.context() == "Answered by alice: user: ops"
-    assert question.replies == []
+    async with desk() as (local, client), calling(client, "login") as result:
+        message = await local.message(1)
+        assert message.labels() == ["Answer on a secure page", "Decline"]
+        await local.click(BOB, message, "Answer on a secure page")
+        assert "not one of the approvers" in (await local.ephemeral_for(BOB)).text
+        await local.click(ALICE, message, "Answer on a secure page")
+        sent = await local.ephemeral_for(ALICE)
+        [link] = re.findall(r"<(http://[^|>]+)\|", sent.text)
+        everything_public = json.dumps([body for method, body in local.calls if method != "response_url"])
+        assert link not in everything_public
+        assert all(link not in e.text for e in local.ephemerals if e.user != ALICE)
+        async with httpx.AsyncClient() as browser:
+            page = await browser.get(link)
+            csrf = re.search(r'name="_csrf" value="([^"]+)"', page.text)
+            assert csrf is not None
+            form = {"_csrf": csrf.group(1), "_action": "accept", "user": "ops", "password": "hunter2"}
+            assert (await browser.post(link, data=form)).status_code == 200
+        assert await result() == "ops:hunter2"
+    assert message.context() == "Answered: user: ops; password: ••••••"
+    assert "hunter2" not in json.dumps(local.calls)
 
 
 # -- rendering (no IO) ---------------------------------------------------------------------------------

@@ -25,8 +25,6 @@ from mcp_types import CallToolResult
 from pydantic import BaseModel, Field, SecretStr
 
 from elicitkit import Accepted, Elicitation, ElicitationTimeout
-from elicitkit._engine.desk import ChannelRoute
-from elicitkit._schema import compile_schema
 from elicitkit.channels._teams import TeamsChannel, TeamsError
 from elicitkit.channels._teams_auth import SeenActivities
 from elicitkit.channels._teams_cards import closed_card, content_of, question_card
@@ -272,27 +270,12 @@ async def test_a_question_nobody_answers_in_time_is_marked_expired_on_its_card()
 # --- secrets ------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def secrets_reach_channels(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The engine does not yet carry a schema's secret fields to a channel question (`_ask` builds every `Question`
-    with none); this stands in for that one-line change until it lands, and everything else stays real."""
-    original = ChannelRoute.put
-
-    async def put(self: ChannelRoute, ctx: Any, rctx: Any, run: Any, question: Any) -> None:
-        question.secret_fields = question.schema.secret_fields
-        await original(self, ctx, rctx, run, question)
-
-    monkeypatch.setattr(ChannelRoute, "put", put)
-
-
-@pytest.mark.usefixtures("secrets_reach_channels")
 async def test_secret_fields_are_answered_on_a_secure_page_whose_link_only_the_presser_sees() -> None:
     def setup(server: MCPServer, hitl: Elicitation) -> None:
         @server.tool()
         async def ask(ctx: Context) -> str:
             via = teams(DEPLOYS, approvers={ALICE.aad})
-            form: Any = compile_schema(Login, secrets=True)  # what `elicit` would compile for a channel
-            login = await hitl.elicit(ctx, "Registry login?", form, via=via)
+            login = await hitl.secure_form(ctx, "Registry login?", Login, via=via)
             assert isinstance(login, Accepted)
             return f"{login.data.user}:{login.data.password.get_secret_value()}"
 
