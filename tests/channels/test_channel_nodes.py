@@ -12,6 +12,7 @@ from mcp.server.mcpserver import Context, MCPServer
 
 from elicitkit import Elicitation
 from elicitkit.channels.base import Responder, Via
+from elicitkit.testing import ScriptedHuman
 from tests.channels.recording import RecordingChannel
 from tests.channels.tasking import TasksExtension, poll_until, raw
 from tests.redis_server import RedisServer
@@ -20,6 +21,7 @@ from tests.scenes import text_of
 pytestmark = pytest.mark.anyio
 
 SECRET = "channel-nodes-secret-0123456789abcdef"
+SEATS = {"type": "object", "properties": {"seats": {"type": "integer", "minimum": 1}}, "required": ["seats"]}
 
 
 def node(url: str, name: str) -> tuple[MCPServer, RecordingChannel, Elicitation]:
@@ -93,3 +95,85 @@ async def test_a_task_started_on_one_node_is_answered_and_polled_on_the_other(
         result = await raw(polling, "tasks/result", {"taskId": task_id}) if mode == "legacy" else done["result"]
     assert done["status"] == "completed"
     assert result["content"][0]["text"] == "accept:True us on a"
+
+
+async def test_tasks_result_on_the_other_node_returns_as_soon_as_the_task_ends_there(redis_server: RedisServer) -> None:
+    asking, asking_channel, asking_hitl = node(redis_server.url, "a")
+    other, other_channel, other_hitl = node(redis_server.url, "b")
+    got: dict[str, Any] = {}
+    async with AsyncExitStack() as stack:
+        stack.push_async_callback(asking_hitl.aclose)
+        stack.push_async_callback(other_hitl.aclose)
+        polling = await stack.enter_async_context(Client(other, mode="legacy"))
+        client = await stack.enter_async_context(Client(asking, mode="legacy"))
+        created = await raw(client, "tools/call", {"name": "deploy", "arguments": {}, "task": {}})
+        task_id = created["task"]["taskId"]
+        async with anyio.create_task_group() as tg:
+
+            async def result() -> None:
+                got["result"] = await raw(polling, "tasks/result", {"taskId": task_id})
+
+            tg.start_soon(result)  # waits on node b, which does not hold the run
+            for count, content in ((1, {"value": True}), (2, {"value": "eu"})):
+                prompt = await asking_channel.next_post(count)
+                assert other_channel.desk is not None
+                assert (await other_channel.desk.reply(prompt.token, Responder("desk", "U1"), "accept", content)).ok
+    assert got["result"]["content"][0]["text"] == "accept:True eu on a"
+    assert got["result"]["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task_id}
+
+
+async def test_cancelling_a_task_on_the_other_node_withdraws_its_question_where_it_runs(
+    redis_server: RedisServer, mode: str
+) -> None:
+    asking, asking_channel, asking_hitl = node(redis_server.url, "a")
+    other, _, other_hitl = node(redis_server.url, "b")
+    async with AsyncExitStack() as stack:
+        stack.push_async_callback(asking_hitl.aclose)
+        stack.push_async_callback(other_hitl.aclose)
+        polling = await stack.enter_async_context(Client(other, mode=mode, extensions=[TasksExtension()]))
+        client = await stack.enter_async_context(Client(asking, mode=mode, extensions=[TasksExtension()]))
+        if mode == "legacy":
+            created = await raw(client, "tools/call", {"name": "deploy", "arguments": {}, "task": {}})
+            task_id = created["task"]["taskId"]
+        else:
+            handed = await client.call_tool("deploy", {})
+            task_id = handed.meta["task"]["taskId"] if handed.meta else ""
+        await asking_channel.next_post(1)
+        assert (await raw(polling, "tasks/cancel", {"taskId": task_id}))["status"] == "cancelled"
+        assert [c.outcome for c in await asking_channel.closings(1)] == ["withdrawn"]
+        assert (await raw(client, "tasks/get", {"taskId": task_id}))["status"] == "cancelled"
+
+
+async def test_tasks_update_on_the_other_node_answers_the_question_where_the_run_waits(
+    redis_server: RedisServer,
+) -> None:
+    def seats_node(name: str) -> tuple[MCPServer, Elicitation]:
+        server = MCPServer(f"seats-{name}")
+        hitl = Elicitation(server, store=redis_server.url, secret=SECRET, node_id=f"seats-{name}", timeout=20)
+
+        @server.tool(structured_output=False)
+        async def seats(ctx: Context) -> str:
+            answer = await hitl.elicit(ctx, "How many seats?", SEATS, task=True)
+            return f"{answer.action}:{getattr(answer, 'data', {}).get('seats')} on {name}"
+
+        return server, hitl
+
+    asking, asking_hitl = seats_node("a")
+    other, other_hitl = seats_node("b")
+    async with AsyncExitStack() as stack:
+        stack.push_async_callback(asking_hitl.aclose)
+        stack.push_async_callback(other_hitl.aclose)
+        polling = await stack.enter_async_context(Client(other, mode="auto", extensions=[TasksExtension()]))
+        # It shows forms (its person is never asked directly: the question goes out in the task).
+        shows_forms = ScriptedHuman()
+        client = await stack.enter_async_context(
+            Client(asking, mode="auto", extensions=[TasksExtension()], elicitation_callback=shows_forms)
+        )
+        handed = await client.call_tool("seats", {})
+        task_id = handed.meta["task"]["taskId"] if handed.meta else ""
+        waiting = await poll_until(client, task_id, {"input_required"})
+        [key] = waiting["inputRequests"]
+        answer = {key: {"action": "accept", "content": {"seats": 12}}}
+        await raw(polling, "tasks/update", {"taskId": task_id, "inputResponses": answer})
+        done = await poll_until(polling, task_id, {"completed", "failed"})
+    assert done["result"]["content"][0]["text"] == "accept:12 on a"

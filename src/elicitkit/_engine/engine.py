@@ -51,7 +51,7 @@ class Engine:
         self.registry = Registry()
         self.durability = Durability(self.store, sealer, policy.node)
         self.cluster = Cluster(self.store, broker, sealer, policy.node)
-        self.tasks = TaskBook(policy, self.registry, self.durability, self.store)
+        self.tasks = TaskBook(policy, self.registry, self.durability, self.store, self.cluster)
         self.runs = RunHost(policy, self.registry, self.durability, self.store, self.tasks)
         self.inbox = Inbox(policy, self.registry, self.durability, self.store, self.cluster, self.runs)
         self.desk = ChannelDesk(policy, self.registry, self.durability, self.store, self.cluster, tokens)
@@ -77,8 +77,11 @@ class Engine:
         return self.inbox.principal_of(run_id) if run is None else run.principal
 
     async def _forwarded(self, run_id: str, payload: dict[str, Any]) -> dict[str, Any] | None:
-        if payload.get("op") == "channel":
+        op = payload.get("op")
+        if op == "channel":
             return self.desk.forwarded(payload)
+        if op in ("task_update", "task_cancel"):
+            return await self.tasks.forwarded(run_id, payload)
         return await self.inbox.forwarded(run_id, payload)
 
     async def _sweep(self) -> None:

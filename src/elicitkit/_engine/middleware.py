@@ -12,7 +12,6 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-import anyio
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND
@@ -91,14 +90,20 @@ class ToolsMiddleware:
         if method == "tasks/get":
             return self.tasks.detailed(task_id, record, run, legacy=legacy)
         if method == "tasks/update":
-            await self.tasks.update(run, (ctx.params or {}).get("inputResponses"))
+            responses = (ctx.params or {}).get("inputResponses")
+            if run is None:
+                await self.tasks.forward(ctx, task_id, {"op": "task_update", "responses": responses})
+            else:
+                await self.tasks.update(run, responses)
             return {}
         if method == "tasks/cancel":
             if record["status"] in TERMINAL:
                 raise MCPError(code=INVALID_PARAMS, message=f"Task {task_id!r} already ended ({record['status']})")
             record["status"] = "cancelled"
             await self.tasks.save(task_id, _mcp.principal(ctx), record)
-            if run is not None:
+            if run is None:
+                await self.tasks.forward(ctx, task_id, {"op": "task_cancel"})
+            else:
                 run.scope.cancel()
             return self.tasks.task(task_id, record, legacy=legacy)
         return await self.task_result(ctx, task_id, run)
@@ -111,12 +116,7 @@ class ToolsMiddleware:
                 await run.wait_picked()  # a task's run is "picked" once its outcome is in its record
             finally:
                 run.rctx = None
-        record, _ = await self.tasks.status(ctx, task_id)
-        delay = 0.05
-        while record["status"] not in TERMINAL:  # held by another node: its end shows in the store
-            await anyio.sleep(delay)
-            delay = min(delay * 2, 1.0)
-            record, _ = await self.tasks.status(ctx, task_id)
+        record = await self.tasks.wait_ended(ctx, task_id)
         if record["status"] == "completed":
             return self.tasks.related(task_id, record.get("result", {}))
         if record["status"] == "cancelled":

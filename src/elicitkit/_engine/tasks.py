@@ -28,6 +28,7 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
+import anyio
 from mcp.server.context import HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
@@ -35,6 +36,7 @@ from mcp_types import INVALID_PARAMS
 from elicitkit import _mcp
 from elicitkit._core.journal import Entry
 from elicitkit._core.kinds import Answer
+from elicitkit._engine.cluster import Cluster, encode_outcome
 from elicitkit._engine.journal import Durability
 from elicitkit._engine.policy import Policy
 from elicitkit._engine.registry import Registry
@@ -64,11 +66,17 @@ class TaskRecord(dict[str, Any]):
 class TaskBook:
     """Task records in the store, and the wire shapes of both eras."""
 
-    def __init__(self, policy: Policy, registry: Registry, durability: Durability, store: Store) -> None:
+    def __init__(
+        self, policy: Policy, registry: Registry, durability: Durability, store: Store, cluster: Cluster
+    ) -> None:
         self.policy = policy
         self.registry = registry
         self.durability = durability
         self.store = store
+        self.cluster = cluster
+
+    def _ended_channel(self, run_id: str) -> str:
+        return f"{self.cluster.prefix}:task:{run_id}"
 
     # -- records ---------------------------------------------------------------------
 
@@ -78,6 +86,12 @@ class TaskBook:
             principal, json.dumps({**record, "p": principal}).encode(), aad=f"task:{run_id}".encode()
         )
         await self.store.put_question(f"task.{run_id}", f"task:{run_id}", sealed, record["created"] + record["ttl"])
+        if record["status"] in TERMINAL:
+            # Whoever waits in `tasks/result` on another node hears of it now (and re-reads the record).
+            try:
+                await self.cluster.broker.publish(self._ended_channel(run_id), b"ended")
+            except Exception as exc:
+                logger.warning("Could not announce the end of task %s (%s)", run_id, type(exc).__name__)
 
     async def load(self, run_id: str, principal: str | None) -> TaskRecord | None:
         found = await self.store.get_question(f"task.{run_id}")
@@ -172,6 +186,37 @@ class TaskBook:
             elif record["status"] == "failed":
                 shape["error"] = record.get("error", {})
         return shape
+
+    async def wait_ended(self, rctx: ServerRequestContext[Any, Any], run_id: str) -> TaskRecord:
+        """The task's record once it has ended, wherever its run is: woken by the announcement `save` makes."""
+        async with self.cluster.broker.listen(self._ended_channel(run_id)) as announcements:
+            heard = aiter(announcements)
+            while True:
+                record, _ = await self.status(rctx, run_id)
+                if record["status"] in TERMINAL:
+                    return record
+                # Read again at least once a lease: an announcement made while the broker reconnected is lost.
+                with anyio.move_on_after(self.policy.lease):
+                    await anext(heard)
+
+    async def forward(self, rctx: ServerRequestContext[Any, Any], run_id: str, payload: dict[str, Any]) -> None:
+        """Hand a `tasks/update` or `tasks/cancel` to the live node that holds the task's run."""
+        principal = _mcp.principal(rctx)
+        found = await self.durability.load_run(run_id, principal)
+        if found is None or found[0] == self.policy.node or not await self.store.is_alive(found[0]):
+            return
+        await self.cluster.forward(found[0], run_id, principal, payload, self.policy.forward_timeout, 5.0)
+
+    async def forwarded(self, run_id: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+        """A `tasks/update` or `tasks/cancel` another node received for a run held here."""
+        run = self.registry.hosted_run(run_id)
+        if run is None or not run.task:
+            return None
+        if payload.get("op") == "task_cancel":
+            run.scope.cancel()
+        else:
+            await self.update(run, payload.get("responses"))
+        return encode_outcome(None)
 
     @staticmethod
     def related(run_id: str, result: dict[str, Any]) -> dict[str, Any]:
