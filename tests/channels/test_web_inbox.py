@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import html
+import json
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from typing import Any, Literal
+from urllib.parse import urlencode
 
 import anyio
 import httpx
@@ -29,7 +31,7 @@ from starlette.requests import Request
 from elicitkit import Accepted, Elicitation, ElicitationNotSupported
 from elicitkit._web.inbox_page import InboxPages, question_view, unrenderable
 from elicitkit.channels import WebInbox
-from elicitkit.channels.base import Prompt, web
+from elicitkit.channels.base import Prompt, Via, web
 from elicitkit.stores import MemoryBroker, MemoryStore
 from elicitkit.testing import serve_app
 from tests.scenes import serving, text_of
@@ -576,3 +578,32 @@ def test_a_field_without_a_control_is_refused_with_its_name_and_why() -> None:
     )
     nested = {"properties": {"owner": {"type": "object"}}}
     assert unrenderable(nested) == "field 'owner' has type 'object', which has no form control"
+
+
+async def test_fields_named_like_the_pages_own_inputs_are_answered_as_fields_in_an_inbox_of_another_name(
+    mode: str,
+) -> None:
+    server = MCPServer("odd-names")
+    hitl = Elicitation(server, channels=[WebInbox(name="inbox")], page_identity=header_identity, timeout=20)
+    odd = {"type": "object", "properties": {"_token": {"type": "string"}, "_action": {"type": "string"}}}
+
+    @server.tool()
+    async def ship(ctx: Context) -> str:
+        answer = await hitl.elicit(ctx, "Odd names?", odd, via=Via("inbox", "alice"))
+        return json.dumps(answer.content if isinstance(answer, Accepted) else answer.action)
+
+    async with (
+        serving(hitl) as url,
+        person(url, "alice") as alice,
+        alice.events() as events,
+        calling(url, mode) as call,
+    ):
+        question = await alice.arrival(events, "Odd names?")
+        # The page's own inputs come first; the question's fields of the same names follow them.
+        form = [("_csrf", question.csrf), ("_token", question.token), ("_action", "accept")]
+        form += [("_token", "typed token"), ("_action", "typed action")]
+        body = urlencode(form)
+        headers = {"content-type": "application/x-www-form-urlencoded"}
+        answered = await alice.http.post("/elicit/inbox/answer", content=body, headers=headers)
+        assert answered.status_code == 200, answered.text
+        assert json.loads(await call.text()) == {"_token": "typed token", "_action": "typed action"}

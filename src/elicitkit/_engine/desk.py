@@ -86,6 +86,11 @@ class ChannelDesk:
         channel.bind(self, self.base_url)
         self.channels[channel.name] = channel
 
+    def own_pages(self, name: str) -> bool:
+        """Whether the channel named `name` is one of elicitkit's own pages (the web inbox): it shows a question to
+        one principal, and may carry secret fields."""
+        return bool(getattr(self.channels.get(name), "own_pages", False))
+
     def channel(self, via: Via) -> Channel:
         found = self.channels.get(via.channel)
         if found is None:
@@ -116,7 +121,7 @@ class ChannelDesk:
         if action not in ACTIONS:
             return Verdict("invalid", f"Unknown action {action!r}.", {"": "unknown action"})
         answer = Answer(action, dict(content) if action == "accept" and content is not None else None)
-        if record.secret and action == "accept" and answer.content is not None and responder.channel != "web":
+        if record.secret and action == "accept" and answer.content is not None and not self.own_pages(via.channel):
             # Only elicitkit's own pages (the web inbox is one) may carry secrets; chats get `secure_link`.
             return Verdict("invalid", "This question has secret fields: answer it on the secure page.", {})
         problems = problems_in(compile_schema(record.schema), answer.action, answer.content)
@@ -134,7 +139,8 @@ class ChannelDesk:
         link, record, _ = opened
         if not Via.from_json(record.via).allows(responder):
             return _not_approver(responder)
-        form = self.tokens.mint(Link(link.question_id, record.principal, "form", link.expires_at))
+        by = (responder.channel, responder.id, responder.name)
+        form = self.tokens.mint(Link(link.question_id, record.principal, "form", link.expires_at, by=by))
         return Verdict("answered", f"{self.base_url()}/elicit/f/{form}")
 
     # -- what elicitkit's pages call, for channel questions with secret fields --------
@@ -145,13 +151,16 @@ class ChannelDesk:
             return None
         return PageQuestion(record.message, replace(compile_schema(record.schema), secret_fields=record.secret))
 
-    async def page_answer(self, question_id: str, principal: str | None, answer: Answer) -> bool | None:
+    async def page_answer(
+        self, question_id: str, principal: str | None, answer: Answer, by: tuple[str, str, str | None] | None
+    ) -> bool | None:
         """None when `question_id` is not a channel question (the pages then ask the inbox)."""
         record = await self._record(question_id, principal)
         if record is None:
             return None
         question = self.registry.channel_questions.get(question_id)
-        return await self.take(question_id, record, question, answer, None)
+        responder = None if by is None else Responder(*by)
+        return await self.take(question_id, record, question, answer, responder)
 
     # -- taking and delivering -------------------------------------------------------
 
@@ -248,8 +257,10 @@ class PageQuestions:
         found = await self.desk.page_question(question_id, principal)
         return found if found is not None else await self.inbox.page_question(question_id, principal)
 
-    async def page_answer(self, question_id: str, principal: str | None, answer: Answer) -> bool:
-        taken = await self.desk.page_answer(question_id, principal, answer)
+    async def page_answer(
+        self, question_id: str, principal: str | None, answer: Answer, by: tuple[str, str, str | None] | None = None
+    ) -> bool:
+        taken = await self.desk.page_answer(question_id, principal, answer, by)
         return taken if taken is not None else await self.inbox.page_answer(question_id, principal, answer)
 
     async def use_link(self, question_id: str, expires_at: float) -> bool:
@@ -272,7 +283,7 @@ class ChannelRoute:
         via = question.via
         assert via is not None
         assert run is not None  # `Asker.choose` refuses a channel question outside a run
-        if via.channel == "web":
+        if self.desk.own_pages(via.channel):
             # The web inbox shows a question to one principal, who alone answers unless approvers say otherwise.
             inbox_of = via.target if via.target is not None else run.principal
             if inbox_of is None:

@@ -8,6 +8,7 @@ rule, never the value.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 from typing import Any
 
@@ -50,6 +51,8 @@ def check_value(prop: dict[str, Any], value: Any) -> list[str]:
 def _check_number(prop: dict[str, Any], value: Any) -> list[str]:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return ["must be a number"]
+    if isinstance(value, float) and not math.isfinite(value):
+        return ["must be a finite number"]  # NaN passes every bound by comparing false
     if prop["type"] == "integer" and not (isinstance(value, int) or value.is_integer()):
         return ["must be a whole number"]
     problems = []

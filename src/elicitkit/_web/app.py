@@ -27,6 +27,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
@@ -39,7 +40,7 @@ from elicitkit._web.forms import parse_form
 from elicitkit._web.pages import CSP, error_page, form_page, message_page, stylesheet
 from elicitkit._web.tokens import InvalidLink, Link, LinkTokens
 
-__all__ = ["PageIdentity", "PageSettings", "Pages"]
+__all__ = ["PageIdentity", "PageSettings", "Pages", "own_input"]
 
 PageIdentity = Callable[[Request], Awaitable[str | None]]
 """`async (request) -> principal`: who is opening the page (your session or SSO), compared with who was asked."""
@@ -69,7 +70,9 @@ class Questions(Protocol):
 
     async def page_question(self, question_id: str, principal: str | None) -> PageQuestion | None: ...
 
-    async def page_answer(self, question_id: str, principal: str | None, answer: Answer) -> bool: ...
+    async def page_answer(
+        self, question_id: str, principal: str | None, answer: Answer, by: tuple[str, str, str | None] | None = None
+    ) -> bool: ...
 
     async def use_link(self, question_id: str, expires_at: float) -> bool: ...
 
@@ -149,7 +152,11 @@ class Pages:
 
     async def _same_person(self, request: Request, link: Link) -> bool:
         identity = self.settings.page_identity
-        return identity is None or await identity(request) == link.principal
+        if identity is None or link.by is not None:
+            # A link a channel handed privately to an approver it checked: the approver is a Slack (Discord,
+            # Teams) user, whom the page's identity cannot name; the link binds the first browser that opens it.
+            return True
+        return await identity(request) == link.principal
 
     async def _question(self, link: Link) -> PageQuestion | None:
         return await self.questions.page_question(link.question_id, link.principal)
@@ -169,11 +176,11 @@ class Pages:
         if request.method == "GET":
             return self._render(request, link, found, status=200)
         form = await request.form()
-        field = form.get("_csrf")
+        field = own_input(form, "_csrf")
         bound = self._bound(request, link)
         if not (isinstance(field, str) and bound and hmac.compare_digest(field.encode(), bound.encode())):
             return self._error(request, "This form was not sent from this page. Reload the link and try again.", 403)
-        action = form.get("_action")
+        action = own_input(form, "_action")
         if action not in ("accept", "decline", "cancel"):
             return self._error(request, "Choose Submit, Decline or Cancel.", 400)
         content: dict[str, Any] | None = None
@@ -185,7 +192,8 @@ class Pages:
                 return self._render(request, link, found, status=422, values=content, errors=problems)
         if not await self.questions.use_link(link.question_id, link.expires_at):
             return self._error(request, "This link was already used.", 410)
-        if not await self.questions.page_answer(link.question_id, link.principal, Answer(str(action), content)):
+        answer = Answer(str(action), content)
+        if not await self.questions.page_answer(link.question_id, link.principal, answer, link.by):
             return self._error(request, _GONE, 410)
         if action == "accept":
             return self._unbind(request, self._done(request, "Thank you", f"Your answer was sent. {_CLOSE}"), link)
@@ -267,3 +275,10 @@ def _by_field(exc: InvalidElicitationContent) -> dict[str, list[str]]:
     for problem in exc.problems:
         problems.setdefault(problem.path.split(".")[0], []).append(problem.message)
     return problems
+
+
+def own_input(form: FormData, name: str) -> str | None:
+    """One of the page's own inputs (`_csrf`, `_action`, ...): the first of that name, since the page puts them
+    before the question's fields, and a schema may name a field alike (the field's value comes last)."""
+    values = form.getlist(name)
+    return values[0] if values and isinstance(values[0], str) else None

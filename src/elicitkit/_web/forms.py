@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from elicitkit._schema.choices import options_of
 
-__all__ = ["FieldView", "field_views", "parse_form"]
+__all__ = ["FieldView", "field_views", "parse_form", "typed_number"]
 
 _INPUT_TYPES = {"email": "email", "uri": "url", "date": "date", "date-time": "datetime-local"}
 
@@ -42,6 +42,21 @@ class FieldView:
     @property
     def id(self) -> str:
         return f"f-{self.name}"
+
+
+def typed_number(raw: str, kind: str) -> Any:
+    """A number typed as text, as the schema's type: whole numbers exactly (no detour through a float, which
+    rounds past 2**53); text that is no number stays text, so validation says what is wrong with it."""
+    text = raw.strip()
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        number = float(text)
+    except ValueError:
+        return raw
+    return int(number) if kind == "integer" and number.is_integer() else number
 
 
 def field_views(
@@ -115,11 +130,7 @@ def parse_form(schema: Mapping[str, Any], form: Mapping[str, Sequence[str]]) -> 
             continue
         raw = values[-1]
         if kind in ("integer", "number"):
-            try:
-                number = float(raw)
-                content[name] = int(number) if kind == "integer" and number.is_integer() else number
-            except ValueError:
-                content[name] = raw
+            content[name] = typed_number(raw, kind)
         elif prop.get("format") == "date-time" and len(raw) in (16, 19) and "T" in raw:
             # <input type="datetime-local"> sends no offset; the person's entry is taken as UTC.
             content[name] = (raw + ":00" if len(raw) == 16 else raw) + "Z"

@@ -47,7 +47,7 @@ from starlette.routing import Route
 from elicitkit._engine.desk import ChannelDesk
 from elicitkit._errors import ElicitationError
 from elicitkit._schema.choices import options_of
-from elicitkit._web.app import PageIdentity
+from elicitkit._web.app import PageIdentity, own_input
 from elicitkit._web.forms import FieldView, field_views, parse_form
 from elicitkit._web.pages import CSP, _templates, message_page
 from elicitkit._web.tokens import InvalidLink, Link
@@ -79,6 +79,8 @@ _KINDS = ("string", "number", "integer", "boolean", "array")
 
 class Index(Protocol):
     """The open questions of each principal, and the changes to them (the WebInbox channel)."""
+
+    name: str
 
     async def questions(self, principal: str) -> list[Prompt]: ...
 
@@ -217,10 +219,10 @@ class InboxPages:
         if isinstance(principal, Response):
             return principal
         form = await request.form()
-        sent, bound = form.get("_csrf"), self._csrf(request, principal)
+        sent, bound = own_input(form, "_csrf"), self._csrf(request, principal)
         if not (isinstance(sent, str) and bound is not None and hmac.compare_digest(sent.encode(), bound.encode())):
             return self._error(request, _FORGED, 403, title=_NOT_SENT)
-        token, action = form.get("_token"), form.get("_action")
+        token, action = own_input(form, "_token"), own_input(form, "_action")
         if not isinstance(token, str) or action not in ("accept", "decline"):
             return self._error(request, "Choose Submit or Decline on one of your questions.", 400, title=_NOT_SENT)
         prompt = await self.desk.prompt(token)
@@ -231,7 +233,7 @@ class InboxPages:
         if action == "accept":
             lists = {key: [v for v in form.getlist(key) if isinstance(v, str)] for key in form}
             content = parse_form(prompt.schema, lists)
-        verdict = await self.desk.reply(token, Responder("web", principal, principal), str(action), content)
+        verdict = await self.desk.reply(token, Responder(self.index.name, principal, principal), str(action), content)
         return await self._verdict(request, principal, prompt, verdict, content)
 
     async def script(self, request: Request) -> Response:

@@ -14,7 +14,7 @@ import json
 import os
 import time
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from elicitkit._crypto import Sealer
 from elicitkit._errors import TamperedRecord
@@ -41,6 +41,8 @@ class Link:
     expires_at: float
     target: str | None = None
     """For `go` links: where the person is sent once their browser is bound to the question."""
+    by: tuple[str, str, str | None] | None = None
+    """For a form link a channel handed to an approver: (channel, user id, name), who answers through it."""
 
 
 class LinkTokens:
@@ -50,9 +52,11 @@ class LinkTokens:
         self._sealer = Sealer(secrets) if secrets else Sealer([os.urandom(32).hex()])
 
     def mint(self, link: Link) -> str:
-        payload = {"q": link.question_id, "p": link.principal, "u": link.purpose, "e": link.expires_at}
+        payload: dict[str, Any] = {"q": link.question_id, "p": link.principal, "u": link.purpose, "e": link.expires_at}
         if link.target is not None:
             payload["t"] = link.target
+        if link.by is not None:
+            payload["b"] = list(link.by)
         sealed = self._sealer.seal(None, json.dumps(payload, separators=(",", ":")).encode(), aad=_AAD)
         return base64.urlsafe_b64encode(sealed).decode().rstrip("=")
 
@@ -65,7 +69,15 @@ class LinkTokens:
         try:
             raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
             payload = json.loads(self._sealer.open(None, raw, aad=_AAD))
-            link = Link(str(payload["q"]), payload["p"], payload["u"], float(payload["e"]), payload.get("t"))
+            by = payload.get("b")
+            link = Link(
+                str(payload["q"]),
+                payload["p"],
+                payload["u"],
+                float(payload["e"]),
+                payload.get("t"),
+                (str(by[0]), str(by[1]), None if by[2] is None else str(by[2])) if by is not None else None,
+            )
         except (ValueError, KeyError, TypeError, TamperedRecord):
             raise InvalidLink("This link is not valid. Ask the assistant for a new one.") from None
         if link.purpose != purpose:

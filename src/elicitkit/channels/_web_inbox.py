@@ -59,6 +59,9 @@ class WebInbox:
     `page_identity` tells who opens the page, and so whose inbox it shows.
     """
 
+    own_pages = True
+    """One of elicitkit's own pages: a question goes to one principal's inbox, and may have secret fields."""
+
     def __init__(self, *, name: str = "web") -> None:
         self.name = name
         self._desk: ChannelDesk | None = None

@@ -80,6 +80,10 @@ class Via:
             object.__setattr__(self, "approvers", frozenset(str(a) for a in self.approvers))
 
     def allows(self, responder: Responder) -> bool:
+        """Whether `responder` may answer: someone on this question's channel (ids of one service mean nothing on
+        another) who is an approver, when there are any."""
+        if responder.channel != self.channel:
+            return False
         return self.approvers is None or responder.id in self.approvers
 
     def to_json(self) -> list[Any]:
