@@ -19,7 +19,15 @@ from mcp.server.request_state import (
     RequestStateSecurity,
     authenticated_principal,
 )
-from mcp_types import ClientCapabilities, Implementation
+from mcp.shared.message import ServerMessageMetadata
+from mcp_types import (
+    ClientCapabilities,
+    ElicitRequest,
+    ElicitRequestFormParams,
+    ElicitRequestURLParams,
+    ElicitResult,
+    Implementation,
+)
 from mcp_types.version import is_version_at_least
 
 __all__ = [
@@ -126,6 +134,7 @@ def session_key(rctx: ServerRequestContext[Any, Any]) -> object:
 
 
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+RELATED_TASK = "io.modelcontextprotocol/related-task"
 
 
 def requested_task(rctx: ServerRequestContext[Any, Any]) -> float | None:
@@ -153,3 +162,17 @@ def advertise_tasks(server: MCPServer[Any]) -> None:
     the `initialize` result by elicitkit's middleware: the SDK has no field for it)."""
     lowlevel = server._lowlevel_server  # pyright: ignore[reportPrivateUsage]
     lowlevel.extensions[TASKS_EXTENSION] = {}
+
+
+async def elicit_for_task(
+    rctx: ServerRequestContext[Any, Any], params: ElicitRequestFormParams | ElicitRequestURLParams, task_id: str
+) -> ElicitResult:
+    """2025-11-25: `elicitation/create` on behalf of a task, on the `tasks/result` request `rctx` waiting for it,
+    tagged with the task it belongs to (`_meta["io.modelcontextprotocol/related-task"]`)."""
+    tagged = params.model_copy(update={"meta": {RELATED_TASK: {"taskId": task_id}}})
+    result: ElicitResult = await rctx.session.send_request(
+        ElicitRequest(params=tagged),
+        ElicitResult,
+        metadata=ServerMessageMetadata(related_request_id=rctx.request_id),
+    )
+    return result

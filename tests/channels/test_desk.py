@@ -13,10 +13,11 @@ from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel, SecretStr
 from starlette.requests import Request
 
-from elicitkit import Accepted, Elicitation
+from elicitkit import Accepted, Elicitation, StoreUnavailable
 from elicitkit._schema.values import check_value
 from elicitkit._web.forms import parse_form, typed_number
 from elicitkit.channels.base import Responder, Via
+from elicitkit.stores import MemoryStore
 from tests.channels.recording import RecordingChannel
 from tests.scenes import serving, text_of
 
@@ -108,3 +109,56 @@ def test_typed_numbers_keep_every_digit_and_not_a_number_is_refused() -> None:
     assert typed_number(" 12 ", "integer") == 12
     assert typed_number("2.0", "integer") == 2
     assert typed_number("twelve", "integer") == "twelve"
+
+
+class JournalDown(MemoryStore):
+    """A memory store whose journal writes fail while `down` (the backend unreachable)."""
+
+    down = False
+
+    async def append_journal(self, run_id: str, seq: int, entry: bytes) -> bool:
+        if self.down:
+            raise ConnectionError("backend unreachable")
+        return await super().append_journal(run_id, seq, entry)
+
+
+async def test_an_answer_the_store_could_not_record_is_not_taken_and_the_same_click_counts_once_it_is_back() -> None:
+    store = JournalDown()
+    server = MCPServer("flaky")
+    channel = RecordingChannel("discord")
+    hitl = Elicitation(server, channels=[channel], store=store, timeout=20)
+
+    @server.tool()
+    async def approve(ctx: Context) -> str:
+        return (await hitl.confirm(ctx, "Ship?", via=Via("discord", "123"))).action
+
+    got: dict[str, Any] = {}
+    async with Client(server, mode="auto") as client, anyio.create_task_group() as tg:
+
+        async def call() -> None:
+            got["result"] = await client.call_tool("approve", {})
+
+        tg.start_soon(call)
+        prompt = await channel.next_post(1)
+        assert channel.desk is not None
+        store.down = True
+        with pytest.raises(StoreUnavailable):
+            await channel.desk.reply(prompt.token, Responder("discord", "7", "Lin"), "accept", {"value": True})
+        store.down = False
+        assert (await channel.desk.reply(prompt.token, Responder("discord", "7", "Lin"), "accept", {"value": True})).ok
+    assert text_of(got["result"]) == "accept"
+    assert hitl.active_runs == 0
+
+
+async def test_an_answer_that_comes_after_the_call_was_cancelled_is_told_the_question_is_closed() -> None:
+    server, channel, _ = login_server()
+    async with Client(server, mode="legacy") as client, anyio.create_task_group() as tg:
+        tg.start_soon(client.call_tool, "approve", {})
+        prompt = await channel.next_post(1)
+        # The call (a 2025-11-25 call held in its request) is cancelled: its question is withdrawn.
+        tg.cancel_scope.cancel()
+    assert channel.desk is not None
+    verdict = await channel.desk.reply(
+        prompt.token, Responder("discord", "80351110224678912"), "accept", {"value": True}
+    )
+    assert verdict.status == "closed"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -48,7 +49,8 @@ def approvals_server(store: str | None = None, node_id: str | None = None) -> tu
 async def answer(channel: RecordingChannel, count: int, content: dict[str, Any]) -> None:
     prompt = await channel.next_post(count)
     assert channel.desk is not None
-    assert (await channel.desk.reply(prompt.token, APPROVER, "accept", content)).ok
+    verdict = await channel.desk.reply(prompt.token, APPROVER, "accept", content)
+    assert verdict.ok, verdict
 
 
 @asynccontextmanager
@@ -123,7 +125,8 @@ async def test_cancelling_a_task_withdraws_its_question_from_the_channel(mode: s
             task_id = handed.meta["task"]["taskId"] if handed.meta else ""
         await channel.next_post(1)
         cancelled = await raw(client, "tasks/cancel", {"taskId": task_id})
-        assert cancelled["status"] == "cancelled"
+        # 2025-11-25 answers with the task; the 2026-07-28 extension with an empty acknowledgement.
+        assert cancelled == {"resultType": "complete"} if mode == "auto" else cancelled["status"] == "cancelled"
         assert [c.outcome for c in await channel.closings(1)] == ["withdrawn"]
         assert (await raw(client, "tasks/get", {"taskId": task_id}))["status"] == "cancelled"
         with pytest.raises(MCPError, match="already ended"):
@@ -132,9 +135,18 @@ async def test_cancelling_a_task_withdraws_its_question_from_the_channel(mode: s
 
 async def test_an_unknown_or_foreign_task_id_is_an_error(mode: str) -> None:
     server, _ = approvals_server()
-    async with Client(server, mode=mode) as client:
+    async with Client(server, mode=mode, extensions=[TasksExtension()]) as client:
         with pytest.raises(MCPError, match="Unknown task"):
             await raw(client, "tasks/get", {"taskId": "not-a-task"})
+
+
+async def test_a_2026_07_28_client_that_did_not_declare_tasks_is_told_which_capability_is_missing() -> None:
+    server, _ = approvals_server()
+    async with Client(server, mode="auto") as client:
+        with pytest.raises(MCPError, match="Missing required client capability") as raised:
+            await raw(client, "tasks/get", {"taskId": "not-a-task"})
+    assert raised.value.error.code == -32021
+    assert raised.value.error.data == {"requiredCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}}
 
 
 async def test_a_task_survives_a_restart_and_its_answer_replays_the_run_without_repeating_steps(
@@ -169,6 +181,9 @@ async def test_a_task_survives_a_restart_and_its_answer_replays_the_run_without_
     assert done["status"] == "completed", done.get("error")
     assert result["content"][0]["text"] == "released 9 to prod (approved: True)"
     assert second.steps == []  # type: ignore[attr-defined]  # the journaled step was not run again
+    # The replay found the answer in the journal and closed the message the first server had posted.
+    assert second_channel.posted == []
+    assert [c.text for c in await second_channel.closings(1)] == ["Answered by Ada: value: prod"]
 
 
 def config_server() -> MCPServer:
@@ -225,3 +240,121 @@ async def test_task_true_changes_nothing_for_clients_that_do_not_take_tasks(mode
     async with Client(config_server(), mode=mode, elicitation_callback=human) as client:
         result = await client.call_tool("configure", {})
     assert result.content[0].text == "basic x3"  # type: ignore[union-attr]
+
+
+def asking_server() -> MCPServer:
+    server = MCPServer("asking")
+    hitl = Elicitation(server, timeout=30)
+
+    @server.tool(structured_output=False)
+    async def configure(ctx: Context) -> str:
+        seats = await hitl.elicit(ctx, "Seats?", Seats)
+        return f"{seats.action}:{getattr(getattr(seats, 'data', None), 'seats', None)}"
+
+    return server
+
+
+async def test_a_2025_11_25_task_asks_its_client_through_tasks_result_tagged_with_the_task() -> None:
+    seen: list[Any] = []
+
+    async def person(context: Any, params: Any) -> Any:
+        seen.append(params)
+        return accept({"seats": 7})
+
+    async with Client(asking_server(), mode="legacy", elicitation_callback=person) as client:
+        created = await raw(client, "tools/call", {"name": "configure", "arguments": {}, "task": {}})
+        task_id = created["task"]["taskId"]
+        assert (await poll_until(client, task_id, {"input_required"}))["status"] == "input_required"
+        result = await raw(client, "tasks/result", {"taskId": task_id})
+    assert result["content"][0]["text"] == "accept:7"
+    [asked] = seen
+    assert asked.message == "Seats?"
+    assert asked.meta == {"io.modelcontextprotocol/related-task": {"taskId": task_id}}
+
+
+async def test_two_tasks_result_requests_for_one_task_both_get_its_result() -> None:
+    server, channel = approvals_server()
+    async with Client(server, mode="legacy") as client:
+        created = await raw(client, "tools/call", {"name": "release", "arguments": {"version": "4"}, "task": {}})
+        task_id = created["task"]["taskId"]
+        results: list[dict[str, Any]] = []
+        async with anyio.create_task_group() as tg:
+
+            async def result() -> None:
+                results.append(await raw(client, "tasks/result", {"taskId": task_id}))
+
+            tg.start_soon(result)
+            tg.start_soon(result)
+            await answer(channel, 1, {"value": True})
+            await answer(channel, 2, {"value": "prod"})
+    assert [r["content"][0]["text"] for r in results] == ["released 4 to prod (approved: True)"] * 2
+
+
+async def test_a_restarted_task_polled_before_anyone_answers_keeps_its_message_and_takes_the_answer_there(
+    tmp_path: Path, mode: str
+) -> None:
+    store = f"sqlite:///{tmp_path / 'state.db'}"
+    first, first_channel = approvals_server(store, node_id="before")
+    async with Client(first, mode=mode, extensions=[TasksExtension()]) as client:
+        if mode == "legacy":
+            created = await raw(client, "tools/call", {"name": "release", "arguments": {"version": "5"}, "task": {}})
+            task_id = created["task"]["taskId"]
+        else:
+            handed = await client.call_tool("release", {"version": "5"})
+            task_id = handed.meta["task"]["taskId"] if handed.meta else ""
+        asked_there = await first_channel.next_post(1)
+    assert first_channel.closed == []
+
+    second, second_channel = approvals_server(store, node_id="after")
+    async with Client(second, mode=mode, extensions=[TasksExtension()]) as client:
+        # The client polls first: the new server takes the task over and replays it up to the open question,
+        # which it picks up from the message the first server posted instead of posting it again.
+        assert (await raw(client, "tasks/get", {"taskId": task_id}))["status"] == "working"
+        await anyio.wait_all_tasks_blocked()
+        assert second_channel.posted == []
+        assert second_channel.desk is not None
+        assert (await second_channel.desk.reply(asked_there.token, APPROVER, "accept", {"value": True})).ok
+        await answer(second_channel, 1, {"value": "staging"})
+        done = await poll_until(client, task_id, {"completed", "failed"})
+    assert done["status"] == "completed"
+    closings = await second_channel.closings(2)
+    assert [c.text for c in closings] == ["Answered by Ada: value: True", "Answered by Ada: value: staging"]
+
+
+async def test_a_channel_question_lives_as_long_as_its_timeout_not_the_runs_expiry_between_requests() -> None:
+    server = MCPServer("long")
+    channel = RecordingChannel()
+    hitl = Elicitation(server, channels=[channel], run_expiry=1, timeout=3600)
+
+    @server.tool()
+    async def wait(ctx: Context) -> str:
+        return (await hitl.confirm(ctx, "Still there?", via=Via("desk", "#ops"))).action
+
+    async with Client(server, mode="auto") as client, anyio.create_task_group() as tg:
+        tg.start_soon(client.call_tool, "wait", {})
+        prompt = await channel.next_post(1)
+        assert prompt.expires_at > time.time() + 3000  # the person has the hour the tool gave them
+        assert channel.desk is not None
+        assert (await channel.desk.reply(prompt.token, APPROVER, "accept", {"value": True})).ok
+
+
+async def test_a_2025_11_25_call_waiting_on_a_channel_gets_progress_keepalives() -> None:
+    server = MCPServer("keepalive")
+    channel = RecordingChannel()
+    hitl = Elicitation(server, channels=[channel], keepalive=0.01, timeout=30)
+    beats = anyio.Event()
+
+    @server.tool()
+    async def wait(ctx: Context) -> str:
+        return (await hitl.confirm(ctx, "Still there?", via=Via("desk", "#ops"))).action
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        beats.set()
+
+    async with Client(server, mode="legacy") as client, anyio.create_task_group() as tg:
+        tg.start_soon(lambda: client.call_tool("wait", {}, progress_callback=progress))
+        prompt = await channel.next_post(1)
+        with anyio.fail_after(5):
+            await beats.wait()
+        assert channel.desk is not None
+        assert (await channel.desk.reply(prompt.token, APPROVER, "accept", {"value": True})).ok

@@ -32,10 +32,11 @@ class Entry:
     action: str = ""
     content: Any = None
     value: Any = None
+    """A step's result; for an answer given on a human channel, who gave it ([channel, user id, name])."""
 
     @classmethod
-    def of_answer(cls, digest: str, answer: Answer) -> Entry:
-        return cls("answer", digest, answer.action, answer.content)
+    def of_answer(cls, digest: str, answer: Answer, by: list[Any] | None = None) -> Entry:
+        return cls("answer", digest, answer.action, answer.content, value=by)
 
     def answer(self) -> Answer:
         return Answer(self.action, self.content)

@@ -1,12 +1,11 @@
-"""Questions asked on human channels (web inbox, Slack, Discord, Teams): the route out and the desk replies come to.
+"""The desk every human channel's replies come to (web inbox, Slack, Discord, Teams), on any node.
 
-`ChannelRoute` records the question (sealed, with where it went and who may
-answer), posts it on its channel, waits, and finally updates the message with
-the outcome. `ChannelDesk` takes replies from any channel on any node: it
-opens the question from the sealed token the message carried, checks the
-approvers, validates the answer, takes it once, journals it (hosted runs), and
-delivers it to the run here or on the node that holds it. An answer for a
-hosted run whose node died stays journaled: the run's next request replays it.
+It opens the question from the sealed token the channel's message carried,
+checks the approvers, validates the answer, takes it once (for a hosted run,
+the journal's first write is the once), and delivers it to the run here or on
+the node that holds it. An answer for a hosted run whose node died stays
+journaled: the run's next request replays it. `channel_route` puts questions
+out.
 """
 
 from __future__ import annotations
@@ -14,47 +13,30 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping
-from contextlib import suppress
 from dataclasses import replace
 from typing import Any
 
-import anyio
-from mcp.server.context import ServerRequestContext
-from mcp.server.mcpserver import Context
-
 from elicitkit._core.journal import Entry
-from elicitkit._core.kinds import ACTIONS, Answer, RouteName
+from elicitkit._core.kinds import ACTIONS, Answer
 from elicitkit._engine.cluster import Cluster, encode_outcome
 from elicitkit._engine.inbox import Inbox, PageQuestion
-from elicitkit._engine.journal import Durability, QuestionRecord, RunRecord
+from elicitkit._engine.journal import Durability, QuestionRecord
 from elicitkit._engine.policy import Policy
 from elicitkit._engine.registry import Registry
-from elicitkit._engine.routes import offer_task
-from elicitkit._engine.run import Question, Run
+from elicitkit._engine.run import Question
 from elicitkit._errors import ElicitationNotSupported
 from elicitkit._schema import compile_schema, problems_in
 from elicitkit._web.app import PageIdentity
 from elicitkit._web.tokens import InvalidLink, Link, LinkTokens
-from elicitkit.channels.base import Channel, ChannelRefused, Closing, Prompt, Responder, Verdict, Via
+from elicitkit.channels.base import Channel, Prompt, Responder, Verdict, Via
 from elicitkit.stores.base import Store
 
-__all__ = ["ChannelDesk", "ChannelRoute", "PageQuestions"]
+__all__ = ["ChannelDesk", "PageQuestions"]
 
 logger = logging.getLogger("elicitkit")
 
 _CLOSED = "This question is closed: it was already answered, withdrawn, or it expired."
 _ANSWERED = "Thanks, your answer was recorded."
-
-
-def _summary(schema: Mapping[str, Any], answer: Answer, secret: tuple[str, ...]) -> str:
-    if answer.action != "accept" or not isinstance(answer.content, Mapping):
-        return ""
-    titles = {name: prop.get("title") or name for name, prop in schema.get("properties", {}).items()}
-    parts = []
-    for name, value in answer.content.items():
-        shown = "••••••" if name in secret else ", ".join(map(str, value)) if isinstance(value, list) else value
-        parts.append(f"{titles.get(name, name)}: {shown}")
-    return "; ".join(parts)
 
 
 class ChannelDesk:
@@ -108,7 +90,7 @@ class ChannelDesk:
         if opened is None:
             return None
         link, record, _ = opened
-        return self._prompt(token, link.question_id, record)
+        return self.prompt_of(token, link.question_id, record)
 
     async def reply(self, token: str, responder: Responder, action: str, content: Mapping[str, Any] | None) -> Verdict:
         opened = await self._open(token)
@@ -172,15 +154,22 @@ class ChannelDesk:
         answer: Answer,
         responder: Responder | None,
     ) -> bool:
-        """Take `answer` once (across every node), journal it, deliver it; False when the question was closed."""
+        """Take `answer` once (across every node), record it, deliver it; False when the question was closed or
+        its run cannot be reached (then nobody waits for it any more)."""
         if question is not None and question.answer is not None:
             return False
-        if not await self.store.use_once(f"channel:{question_id}", time.time() + self.policy.run_expiry):
-            return False
-        if record.hosted and self.durability.keeps(record.secret):
-            entry = Entry.of_answer(record.digest, answer)
-            await self.durability.record(record.run_id, record.principal, record.seq, entry)
         by = None if responder is None else [responder.channel, responder.id, responder.name]
+        journaled = record.hosted and self.durability.keeps(record.secret)
+        if journaled:
+            # The journal's first write wins: it is the once, and a store failure here takes nothing. It says who
+            # answered, for the message's outcome when a replay finds the answer there.
+            entry = Entry.of_answer(record.digest, answer, by)
+            if not await self.durability.record(record.run_id, record.principal, record.seq, entry):
+                return False
+        elif not await self.store.use_once(f"channel:{question_id}", time.time() + self.policy.run_expiry):
+            return False
+        if question is None:
+            question = self.registry.channel_questions.get(question_id)  # a replay may have picked it up since
         if question is not None:
             self.deliver(question, answer, by)
             return True
@@ -195,9 +184,10 @@ class ChannelDesk:
             )
             if delivered is not None:
                 return True
-        if not record.hosted:
-            logger.warning("Question %s was answered, but the node that asked it is gone", question_id)
-        return True  # a hosted run's answer is journaled: its next request replays it
+        if journaled:
+            return True  # the run's next request (a retry, a task poll) replays it with this answer
+        logger.warning("Question %s was answered, but the run that asked it is gone", question_id)
+        return False
 
     def deliver(self, question: Question, answer: Answer, by: list[Any] | None) -> None:
         if by is not None:
@@ -233,7 +223,7 @@ class ChannelDesk:
             return None  # answered already: the run has moved on
         return record
 
-    def _prompt(self, token: str, question_id: str, record: QuestionRecord) -> Prompt:
+    def prompt_of(self, token: str, question_id: str, record: QuestionRecord) -> Prompt:
         return Prompt(
             id=question_id,
             token=token,
@@ -265,104 +255,6 @@ class PageQuestions:
 
     async def use_link(self, question_id: str, expires_at: float) -> bool:
         return await self.inbox.use_link(question_id, expires_at)
-
-
-class ChannelRoute:
-    """Out of band: the question goes to a channel, and the tool waits for the desk to deliver its answer."""
-
-    name: RouteName = "channel"
-    tracked = False
-
-    def __init__(self, policy: Policy, desk: ChannelDesk) -> None:
-        self.policy = policy
-        self.desk = desk
-
-    async def put(
-        self, ctx: Context[Any, Any], rctx: ServerRequestContext[Any, Any], run: Run | None, question: Question
-    ) -> None:
-        via = question.via
-        assert via is not None
-        assert run is not None  # `Asker.choose` refuses a channel question outside a run
-        if self.desk.own_pages(via.channel):
-            # The web inbox shows a question to one principal, who alone answers unless approvers say otherwise.
-            inbox_of = via.target if via.target is not None else run.principal
-            if inbox_of is None:
-                raise ElicitationNotSupported(
-                    "The web inbox shows questions to a principal: authenticate the MCP client, or say whose "
-                    "inbox with web('alice')"
-                )
-            via = replace(via, target=inbox_of, approvers=via.approvers or frozenset({inbox_of}))
-        desk = self.desk
-        channel = desk.channel(via)
-        expires = self.policy.wall_expiry(question) if run.hosted else question.expires_wall()
-        token = desk.tokens.mint(Link(question.id, run.principal, "channel", expires))
-        record = QuestionRecord(
-            run_id=run.id,
-            seq=question.seq,
-            digest=question.digest,
-            message=question.message,
-            schema=question.schema.wire,
-            route="channel",
-            principal=run.principal,
-            secret=question.secret_fields,
-            via=via.to_json(),
-            node=self.policy.node,
-            tool=run.tool,
-            hosted=run.hosted,
-            expires_at=expires,
-        )
-        await desk.durability.save_question(question.id, record, expires)
-        if run.hosted:
-            # The run must stay replayable for as long as the person may answer (a restart, a crash).
-            run_record = RunRecord(run.tool, run.arguments, run.mrtr)
-            await desk.durability.save_run(
-                run.id, run.principal, run_record, expires - time.time() + self.policy.run_expiry
-            )
-        desk.registry.channel_questions[question.id] = question
-        run.pending[question.id] = question
-        prompt = desk._prompt(token, question.id, record)
-        ref: dict[str, Any] | None = None
-        kept = False
-        try:
-            await question.reached("stored")
-            try:
-                ref = await channel.post(prompt)
-            except ChannelRefused as exc:
-                raise ElicitationNotSupported(f"The {via.channel} channel cannot show this question: {exc}") from None
-            await desk.durability.save_question(question.id, replace(record, ref=ref), expires)
-            await question.reached("sent")
-            offer_task(run)  # a person elsewhere may take long: the client polls a task instead of waiting
-            await question.wait()
-        except anyio.get_cancelled_exc_class():
-            # The server is shutting down (not the run ending, nor the question expiring): the question stays
-            # open, recorded, and its answer replays the run after the restart.
-            kept = run.hosted and not run.scope.cancel_called and anyio.current_time() < question.expires_at
-            raise
-        finally:
-            desk.registry.channel_questions.pop(question.id, None)
-            if not kept:
-                with anyio.CancelScope(shield=True):
-                    if ref is not None:
-                        await self._close(channel, prompt, ref, question, record)
-                    with suppress(Exception):
-                        await desk.store.delete_question(question.id)
-
-    async def _close(
-        self, channel: Channel, prompt: Prompt, ref: dict[str, Any], question: Question, record: QuestionRecord
-    ) -> None:
-        answer = question.answer
-        if answer is None:
-            expired = anyio.current_time() >= question.expires_at
-            closing = Closing("expired" if expired else "withdrawn")
-        else:
-            action = answer.action if answer.action in ACTIONS else "cancel"
-            summary = _summary(record.schema, answer, record.secret)
-            closing = Closing(action, question.responder, summary)
-        try:
-            with anyio.fail_after(10):
-                await channel.close(prompt, ref, closing)
-        except Exception:
-            logger.warning("Could not update the %s message of question %s", channel.name, question.id, exc_info=True)
 
 
 def _not_approver(responder: Responder) -> Verdict:

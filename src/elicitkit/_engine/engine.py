@@ -20,8 +20,9 @@ import anyio
 import anyio.lowlevel
 
 from elicitkit._core.journal import Entry, reusable_step
+from elicitkit._engine.channel_route import ChannelRoute
 from elicitkit._engine.cluster import Cluster, Missing
-from elicitkit._engine.desk import ChannelDesk, ChannelRoute
+from elicitkit._engine.desk import ChannelDesk
 from elicitkit._engine.host import RunHost, current_run
 from elicitkit._engine.inbox import Inbox
 from elicitkit._engine.journal import Durability, SealerLike

@@ -32,7 +32,7 @@ from elicitkit._engine.journal import Durability, RunRecord
 from elicitkit._engine.policy import Policy
 from elicitkit._engine.registry import Registry
 from elicitkit._engine.run import Final, Question, Run
-from elicitkit._engine.tasks import TaskBook
+from elicitkit._engine.tasks import TaskBook, TaskRecord
 from elicitkit._errors import StoreUnavailable
 from elicitkit._fallback import render_pending
 from elicitkit.stores.base import Store
@@ -119,7 +119,9 @@ class RunHost:
         host.start_soon(self.drive, run, rctx, call_next)
         return await self.await_outcome(run, rctx)
 
-    async def recover(self, rctx: ServerRequestContext[Any, Any], call_next: CallNext, run_id: str) -> None:
+    async def recover(
+        self, rctx: ServerRequestContext[Any, Any], call_next: CallNext, run_id: str, task: TaskRecord
+    ) -> None:
         """A task's run is in no process that is alive (a restart, a crash): take it over and replay it here."""
         principal = _mcp.principal(rctx)
         found = await self.durability.load_run(run_id, principal)
@@ -135,13 +137,14 @@ class RunHost:
             return
         run = self._rebuilt(run_id, principal, record)
         run.journal = await self.durability.journal(run_id, principal)
-        run.task = True
+        self.tasks.adopt(run, task)
         logger.info("Resuming task %s of tool %r from %d journal entries", run_id, record.tool, len(run.journal))
         host.start_soon(self.drive, run, self._body_context(rctx, record), call_next)
 
     def _rebuilt(self, run_id: str, principal: str | None, record: RunRecord) -> Run:
         run = Run(id=run_id, tool=record.tool, principal=principal, mrtr=record.mrtr, hosting=Hosting.HOSTED)
         run.arguments = record.arguments
+        run.rebuilt = True
         self.registry.runs[run_id] = run
         return run
 

@@ -23,7 +23,7 @@ from elicitkit._engine.host import RunHost
 from elicitkit._engine.inbox import Inbox
 from elicitkit._engine.policy import Policy
 from elicitkit._engine.run import Run
-from elicitkit._engine.tasks import TERMINAL, with_task_capability
+from elicitkit._engine.tasks import EXTENSION, MISSING_CAPABILITY, TASKS_VERSION, TERMINAL, with_task_capability
 from elicitkit._errors import StoreUnavailable, TamperedRecord
 from elicitkit._fallback import shape_tools
 
@@ -43,15 +43,14 @@ class ToolsMiddleware:
         if ctx.method == "tools/list":
             # The fallback tool is shown only to clients that need it, with output schemas widened for them;
             # 2025-11-25 clients learn that every tool may run as a task.
-            legacy = not _mcp.is_mrtr(ctx.protocol_version)
             return shape_tools(
                 await call_next(ctx),
                 self.policy.fallback_tool,
                 needed=self.policy.model_fallback_shown(ctx),
-                tasks=legacy,
+                tasks=ctx.protocol_version == TASKS_VERSION,
             )
         if ctx.method == "initialize":
-            return with_task_capability(await call_next(ctx))
+            return with_task_capability(await call_next(ctx))  # (2025-11-25 handshakes only)
         if ctx.method.startswith("tasks/"):
             try:
                 return await self.task_method(ctx, call_next)
@@ -82,40 +81,49 @@ class ToolsMiddleware:
         method = ctx.method
         if method not in ("tasks/get", "tasks/cancel", "tasks/result" if legacy else "tasks/update"):
             raise MCPError(code=METHOD_NOT_FOUND, message="Method not found", data=method)
+        if not legacy and not _mcp.takes_tasks(ctx):
+            raise MCPError(
+                code=MISSING_CAPABILITY,
+                message="Missing required client capability",
+                data={"requiredCapabilities": {"extensions": {EXTENSION: {}}}},
+            )
         task_id = str((ctx.params or {}).get("taskId", ""))
         record, run = await self.tasks.status(ctx, task_id)
         if run is None and record["status"] not in TERMINAL:
-            await self.host.recover(ctx, call_next, task_id)
+            await self.host.recover(ctx, call_next, task_id, record)
             record, run = await self.tasks.status(ctx, task_id)
+        done: dict[str, Any] = {} if legacy else {"resultType": "complete"}
         if method == "tasks/get":
-            return self.tasks.detailed(task_id, record, run, legacy=legacy)
+            return await self.tasks.detailed(ctx, task_id, record, run, legacy=legacy)
         if method == "tasks/update":
             responses = (ctx.params or {}).get("inputResponses")
             if run is None:
                 await self.tasks.forward(ctx, task_id, {"op": "task_update", "responses": responses})
             else:
                 await self.tasks.update(run, responses)
-            return {}
+            return done
         if method == "tasks/cancel":
             if record["status"] in TERMINAL:
                 raise MCPError(code=INVALID_PARAMS, message=f"Task {task_id!r} already ended ({record['status']})")
-            record["status"] = "cancelled"
-            await self.tasks.save(task_id, _mcp.principal(ctx), record)
             if run is None:
                 await self.tasks.forward(ctx, task_id, {"op": "task_cancel"})
             else:
-                run.scope.cancel()
-            return self.tasks.task(task_id, record, legacy=legacy)
+                await self.tasks.cancel_here(run)
+            if not legacy:
+                return done
+            record, _ = await self.tasks.status(ctx, task_id)
+            return self.tasks.task(task_id, record, legacy=True)  # 2025-11-25: the task as it stands now
         return await self.task_result(ctx, task_id, run)
 
     async def task_result(self, ctx: ServerRequestContext[Any, Any], task_id: str, run: Run | None) -> HandlerResult:
-        """2025-11-25 `tasks/result`: wait for the end; while waiting, the run asks its client through this request."""
+        """2025-11-25 `tasks/result`: wait for the end; meanwhile the run asks its client through this request."""
         if run is not None:
-            run.rctx = ctx
+            run.attach(ctx)
             try:
                 await run.wait_picked()  # a task's run is "picked" once its outcome is in its record
             finally:
-                run.rctx = None
+                if run.rctx is ctx:
+                    run.attach(None)
         record = await self.tasks.wait_ended(ctx, task_id)
         if record["status"] == "completed":
             return self.tasks.related(task_id, record.get("result", {}))

@@ -6,7 +6,7 @@
 - `ModelRoute`: the client cannot show the question, so the tool result asks the
   model to ask the person and answer through the fallback system tool;
 - `HandlerRoute`: the server's own fallback handler answers;
-- `ChannelRoute` (in `desk`): a human channel (web inbox, Slack, Discord, Teams).
+- `ChannelRoute` (in `channel_route`): a human channel (web inbox, Slack, Discord, Teams).
 
 Each route puts the question and returns once it has an answer; `Asker`
 chooses the route, bounds the wait and cleans up, the same way for all.
@@ -41,7 +41,7 @@ from elicitkit._errors import (
 from elicitkit._fallback import PendingQuestion
 from elicitkit.stores.base import Store
 
-__all__ = ["Asker", "offer_task"]
+__all__ = ["Asker", "keep_alive", "offer_task", "wants_progress"]
 
 KEEPALIVE_MESSAGE = "Waiting for a person to answer"
 logger = logging.getLogger("elicitkit")
@@ -59,6 +59,12 @@ class Route(Protocol):
 
         `ctx` is the asking tool's context; `rctx` the request that waits for the run now.
         """
+
+
+class Replaying(Route, Protocol):
+    """A route whose questions leave something to tidy when a replay finds them answered (a channel's message)."""
+
+    async def settle(self, run: Run, question: Question, answer: Answer) -> None: ...
 
 
 def offer_task(run: Run) -> None:
@@ -80,11 +86,17 @@ class NativeRoute:
     async def put(
         self, ctx: Context[Any, Any], rctx: ServerRequestContext[Any, Any], run: Run | None, question: Question
     ) -> None:
+        task = run is not None and run.task
         if run is not None:
             run.pending[question.id] = question
         await question.reached("sent")
         while True:
-            answer = await self._send(rctx, question)
+            if task:
+                # A 2025-11-25 task: its status says the client must answer, and the question goes on the
+                # `tasks/result` request the client sends for it (the call itself has returned the task).
+                assert run is not None
+                rctx = await run.attached()
+            answer = await self._send(rctx, question, run.id if task and run is not None else None)
             verdict = question.judge(answer)
             if verdict.answers:
                 question.scope = None  # answered: nothing to withdraw any more
@@ -95,8 +107,11 @@ class NativeRoute:
                 await question.wait()
                 return
 
-    async def _send(self, rctx: ServerRequestContext[Any, Any], question: Question) -> Answer:
-        if question.mode == "url":
+    async def _send(self, rctx: ServerRequestContext[Any, Any], question: Question, task: str | None) -> Answer:
+        if task is not None:
+            params = question.wire_params(rctx.protocol_version)
+            send = _mcp.elicit_for_task(rctx, params, task)
+        elif question.mode == "url":
             assert question.url is not None
             send = rctx.session.elicit_url(
                 question.wire_message, question.url, question.id, related_request_id=rctx.request_id
@@ -105,11 +120,11 @@ class NativeRoute:
             wire = question.schema.requested(rctx.protocol_version)
             send = rctx.session.elicit_form(question.wire_message, wire, related_request_id=rctx.request_id)
         try:
-            if self.keepalive is None or not _wants_progress(rctx):
+            if self.keepalive is None or not wants_progress(rctx):
                 result = await send
             else:
                 async with anyio.create_task_group() as tg:
-                    tg.start_soon(_keep_alive, rctx, self.keepalive)
+                    tg.start_soon(keep_alive, rctx, self.keepalive)
                     result = await send
                     tg.cancel_scope.cancel()
         except NoBackChannelError:
@@ -194,7 +209,7 @@ class Asker:
     """Puts a tool body's question to the person on the route its client allows, and waits for the answer."""
 
     def __init__(
-        self, policy: Policy, registry: Registry, durability: Durability, store: Store, channel: Route
+        self, policy: Policy, registry: Registry, durability: Durability, store: Store, channel: Replaying
     ) -> None:
         self.policy = policy
         self.registry = registry
@@ -217,6 +232,8 @@ class Asker:
                     "Elicitation(server) is attached to"
                 )
             return self.channel
+        if run is not None and run.task and not run.mrtr and question.mode in self.policy.client_modes(rctx):
+            return self.native  # a 2025-11-25 task asks its client through the `tasks/result` it sends
         if self.policy.native_possible(rctx, question.mode):
             if not _mcp.is_mrtr(rctx.protocol_version):
                 return self.native
@@ -269,6 +286,8 @@ class Asker:
                 # The route it would take now, so hooks and the audit trail filter a replay like the original.
                 with suppress(ElicitationNotSupported):
                     question.route = self.choose(rctx, run, question).name
+                if question.via is not None and run.rebuilt:
+                    await self.channel.settle(run, question, replayed)
                 return replayed
             if entry is not None:
                 logger.info(
@@ -309,12 +328,12 @@ class Asker:
         return question.answer
 
 
-def _wants_progress(rctx: ServerRequestContext[Any, Any]) -> bool:
+def wants_progress(rctx: ServerRequestContext[Any, Any]) -> bool:
     meta: Any = rctx.meta
     return bool(meta) and (meta.get("progress_token") is not None or meta.get("progressToken") is not None)
 
 
-async def _keep_alive(rctx: ServerRequestContext[Any, Any], interval: float) -> None:
+async def keep_alive(rctx: ServerRequestContext[Any, Any], interval: float) -> None:
     """Progress notifications while the person thinks, so clients that reset their timeout on progress wait."""
     beat = 0
     while True:

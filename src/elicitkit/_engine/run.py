@@ -19,6 +19,7 @@ import anyio
 import anyio.lowlevel
 from mcp_types import ElicitRequestFormParams, ElicitRequestURLParams
 
+from elicitkit import _mcp
 from elicitkit._core.kinds import Answer, Hosting, Mode, QuestionState, RouteName, Stage, new_id, only_acknowledges
 from elicitkit._core.rounds import Round
 from elicitkit._errors import InvalidElicitationContent
@@ -142,12 +143,17 @@ class Question:
             return f"{self.message}\n\n(The last answer was refused: {self.last_problems}. Please answer again.)"
         return self.message
 
-    def wire_params(self) -> ElicitRequestFormParams | ElicitRequestURLParams:
-        """How the question goes on the wire in an `InputRequiredResult`."""
+    def wire_params(self, version: str | None = None) -> ElicitRequestFormParams | ElicitRequestURLParams:
+        """How the question goes on the wire: in an `InputRequiredResult` or a task (2025-11-25 URL questions
+        carry their `elicitationId`)."""
         if self.mode == "url":
             assert self.url is not None
+            if version is not None and not _mcp.is_mrtr(version):
+                return ElicitRequestURLParams(
+                    mode="url", message=self.wire_message, url=self.url, elicitation_id=self.id
+                )
             return ElicitRequestURLParams(mode="url", message=self.wire_message, url=self.url)
-        return ElicitRequestFormParams(message=self.wire_message, requested_schema=self.schema.requested())
+        return ElicitRequestFormParams(message=self.wire_message, requested_schema=self.schema.requested(version))
 
     def judge(self, answer: Answer) -> Verdict:
         """The one rule for every route: a link's accept only acknowledges; an accept must fit the schema."""
@@ -236,6 +242,8 @@ class Run:
     """True once a request has taken the final outcome."""
     _picked: anyio.Event | None = None
     arguments: dict[str, Any] = field(default_factory=dict)
+    rebuilt: bool = False
+    """This copy replays a run an earlier copy began (a restart, a takeover)."""
     stale: bool = False
     """Another node took this run over; this copy stops and leaves the records alone."""
     journal: dict[int, Any] = field(default_factory=dict)
@@ -243,6 +251,10 @@ class Run:
     next_seq: int = 0
     task: bool = False
     """The run is an MCP task: clients poll it (`tasks/get`) instead of waiting for its outcome."""
+    task_record: dict[str, Any] | None = None
+    """The task's record as this node last wrote it (a task's status and outcome), guarded by `task_lock`."""
+    task_lock: anyio.Lock | None = None
+    _attached: anyio.Event | None = None
     task_wanted: bool = False
     """The body asked on a human channel and the waiting client takes tasks: hand it a task now."""
     # Created only while someone waits: 10,000 suspended runs should not carry idle events.
@@ -265,8 +277,24 @@ class Run:
 
     async def wait_picked(self) -> None:
         if not self.picked:
-            self._picked = anyio.Event()
+            if self._picked is None:  # one event for every waiter (two `tasks/result` for one task)
+                self._picked = anyio.Event()
             await self._picked.wait()
+
+    def attach(self, rctx: Any) -> None:
+        """A request now waits for this run (a 2025-11-25 `tasks/result`): questions for the client can go on it."""
+        self.rctx = rctx
+        if rctx is not None and self._attached is not None:
+            self._attached.set()
+            self._attached = None
+
+    async def attached(self) -> Any:
+        """The request waiting for this run, once there is one."""
+        while self.rctx is None:
+            if self._attached is None:
+                self._attached = anyio.Event()
+            await self._attached.wait()
+        return self.rctx
 
     def advance(self) -> int:
         """The journal position of the body's next `elicit` or `step`."""

@@ -31,7 +31,7 @@ from typing import Any
 import anyio
 from mcp.server.context import HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS
+from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, ElicitRequestFormParams
 
 from elicitkit import _mcp
 from elicitkit._core.journal import Entry
@@ -44,12 +44,24 @@ from elicitkit._engine.run import Final, Run
 from elicitkit._errors import TamperedRecord
 from elicitkit.stores.base import Store
 
-__all__ = ["EXTENSION", "RELATED", "TERMINAL", "TaskBook", "TaskRecord", "with_task_capability"]
+__all__ = [
+    "EXTENSION",
+    "MISSING_CAPABILITY",
+    "RELATED",
+    "TASKS_VERSION",
+    "TERMINAL",
+    "TaskBook",
+    "TaskRecord",
+    "with_task_capability",
+]
 
 logger = logging.getLogger("elicitkit")
 
-EXTENSION = "io.modelcontextprotocol/tasks"
-RELATED = "io.modelcontextprotocol/related-task"
+EXTENSION = _mcp.TASKS_EXTENSION
+TASKS_VERSION = "2025-11-25"
+"""The handshake-era protocol revision that has tasks (the `tasks` capability, `execution.taskSupport`)."""
+MISSING_CAPABILITY = -32021
+RELATED = _mcp.RELATED_TASK
 DEFAULT_TTL = 24 * 3600.0
 POLL_MS = 1000
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
@@ -109,15 +121,43 @@ class TaskBook:
         """Make `run` a task; written before the handle is returned, so a `tasks/get` finds it at once."""
         now = time.time()
         record = TaskRecord(status="working", created=now, ttl=ttl or DEFAULT_TTL, tool=run.tool)
-        run.task = True
-        await self.save(run.id, run.principal, record)
+        self.adopt(run, record)
+        assert run.task_lock is not None
+        async with run.task_lock:  # the body may end while this is written: its outcome must come after
+            await self.save(run.id, run.principal, record)
         return record
+
+    @staticmethod
+    def adopt(run: Run, record: TaskRecord) -> None:
+        """`run` is the task `record` describes; this node writes its record from now on (under `task_lock`)."""
+        run.task = True
+        run.task_record = record
+        run.task_lock = anyio.Lock()
 
     async def finish(self, run: Run, final: Final) -> None:
         """The run ended: keep its outcome for `tasks/get` and `tasks/result` (any node, until the TTL)."""
-        record = await self.load(run.id, run.principal)
-        if record is None or record["status"] in TERMINAL:
-            return
+        assert run.task_lock is not None
+        async with run.task_lock:
+            record = TaskRecord(run.task_record or {})
+            if not record or record["status"] in TERMINAL:
+                return
+            self._outcome(run, final, record)
+            run.task_record = record
+            await self.save(run.id, run.principal, record)
+
+    async def cancel_here(self, run: Run) -> None:
+        """`tasks/cancel` for a run held here: record it (unless the task ended meanwhile) and stop the run."""
+        assert run.task_lock is not None
+        async with run.task_lock:
+            record = TaskRecord(run.task_record or {})
+            if record and record["status"] not in TERMINAL:
+                record["status"] = "cancelled"
+                run.task_record = record
+                await self.save(run.id, run.principal, record)
+        run.scope.cancel()
+
+    @staticmethod
+    def _outcome(run: Run, final: Final, record: TaskRecord) -> None:
         if final.error is None:
             result = final.result
             record.update(status="completed", result=result if isinstance(result, dict) else _wire(result))
@@ -127,7 +167,6 @@ class TaskBook:
         else:
             logger.warning("Task %s of tool %r failed", run.id, run.tool, exc_info=final.error)
             record.update(status="failed", error={"code": -32603, "message": "The tool failed"})
-        await self.save(run.id, run.principal, record)
 
     # -- wire shapes -----------------------------------------------------------------
 
@@ -169,23 +208,40 @@ class TaskBook:
             run = None
         return record, run
 
-    def detailed(self, run_id: str, record: TaskRecord, run: Run | None, *, legacy: bool) -> dict[str, Any]:
+    async def detailed(
+        self, rctx: ServerRequestContext[Any, Any], run_id: str, record: TaskRecord, run: Run | None, *, legacy: bool
+    ) -> dict[str, Any]:
         """`tasks/get`: the task, with (2026-07-28) what the client must answer, the result, or the error."""
         shape = self.task(run_id, record, legacy=legacy)
-        asking = [] if run is None else run.client_questions()
-        if asking and record["status"] == "working":
+        asking = await self._client_requests(rctx, run_id, run) if record["status"] == "working" else {}
+        if asking:
             shape["status"] = "input_required"
             shape.pop("statusMessage", None)
             if not legacy:
                 shape["inputRequests"] = {
-                    q.id: {"method": "elicitation/create", "params": _wire(q.wire_params())} for q in asking
+                    key: {"method": "elicitation/create", "params": p} for key, p in asking.items()
                 }
         if not legacy:
+            shape["resultType"] = "complete"
             if record["status"] == "completed":
                 shape["result"] = record.get("result", {})
             elif record["status"] == "failed":
                 shape["error"] = record.get("error", {})
         return shape
+
+    async def _client_requests(
+        self, rctx: ServerRequestContext[Any, Any], run_id: str, run: Run | None
+    ) -> dict[str, dict[str, Any]]:
+        """The questions the client must answer, by key: from the run when held here, else from their records
+        (2026-07-28 questions are stored), so any node the client polls shows them."""
+        if run is not None:
+            return {q.id: _wire(q.wire_params()) for q in run.client_questions()}
+        stored = await self.durability.run_questions(run_id, _mcp.principal(rctx))
+        return {
+            key: _wire(ElicitRequestFormParams(message=q.message, requested_schema=q.schema))
+            for key, q in stored.items()
+            if q.route == "mrtr" and q.mode == "form"
+        }
 
     async def wait_ended(self, rctx: ServerRequestContext[Any, Any], run_id: str) -> TaskRecord:
         """The task's record once it has ended, wherever its run is: woken by the announcement `save` makes."""
@@ -200,12 +256,18 @@ class TaskBook:
                     await anext(heard)
 
     async def forward(self, rctx: ServerRequestContext[Any, Any], run_id: str, payload: dict[str, Any]) -> None:
-        """Hand a `tasks/update` or `tasks/cancel` to the live node that holds the task's run."""
+        """Hand a `tasks/update` or `tasks/cancel` to the live node that holds the task's run.
+
+        Raises:
+            MCPError: no node could take it (the client may send it again).
+        """
         principal = _mcp.principal(rctx)
         found = await self.durability.load_run(run_id, principal)
-        if found is None or found[0] == self.policy.node or not await self.store.is_alive(found[0]):
-            return
-        await self.cluster.forward(found[0], run_id, principal, payload, self.policy.forward_timeout, 5.0)
+        if found is not None and found[0] != self.policy.node and await self.store.is_alive(found[0]):
+            timeout = self.policy.forward_timeout
+            if await self.cluster.forward(found[0], run_id, principal, payload, timeout, 5.0) is not None:
+                return
+        raise MCPError(code=INTERNAL_ERROR, message=f"Task {run_id!r} could not be reached just now; send it again")
 
     async def forwarded(self, run_id: str, payload: dict[str, Any]) -> dict[str, Any] | None:
         """A `tasks/update` or `tasks/cancel` another node received for a run held here."""
@@ -213,7 +275,7 @@ class TaskBook:
         if run is None or not run.task:
             return None
         if payload.get("op") == "task_cancel":
-            run.scope.cancel()
+            await self.cancel_here(run)
         else:
             await self.update(run, payload.get("responses"))
         return encode_outcome(None)
@@ -249,6 +311,8 @@ def _wire(model: Any) -> Any:
 def with_task_capability(result: HandlerResult) -> HandlerResult:
     """A 2025-11-25 `initialize` result that declares task-augmented `tools/call` and `tasks/cancel`."""
     if not isinstance(result, dict) or not isinstance(result.get("capabilities"), dict):
+        return result
+    if result.get("protocolVersion") != TASKS_VERSION:
         return result
     tasks: dict[str, Any] = {"cancel": {}, "requests": {"tools": {"call": {}}}}
     return {**result, "capabilities": {**result["capabilities"], "tasks": tasks}}

@@ -1,0 +1,212 @@
+"""The channel route: a question goes to a human channel instead of the client, and the tool waits for the desk.
+
+It records the question (sealed, with where it went and who may answer),
+posts it on its channel, waits (with progress keepalives while a request
+waits), and finally updates the message with the outcome. A replayed run (a
+restart, a takeover) picks up the message its earlier copy posted instead of
+posting again, so an answer given there still counts. On shutdown an open
+question stays recorded and its message open: its answer replays the run.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from contextlib import suppress
+from dataclasses import replace
+from typing import Any
+
+import anyio
+from mcp.server.context import ServerRequestContext
+from mcp.server.mcpserver import Context
+
+from elicitkit._core.journal import reusable_answer
+from elicitkit._core.kinds import ACTIONS, Answer, RouteName
+from elicitkit._engine.desk import ChannelDesk
+from elicitkit._engine.journal import QuestionRecord, RunRecord
+from elicitkit._engine.policy import Policy
+from elicitkit._engine.routes import keep_alive, offer_task, wants_progress
+from elicitkit._engine.run import Question, Run
+from elicitkit._errors import ElicitationNotSupported
+from elicitkit._timeouts import LINK_LIFETIME_MAX
+from elicitkit._web.tokens import Link
+from elicitkit.channels.base import Channel, ChannelRefused, Closing, Prompt, Responder, Via
+
+__all__ = ["ChannelRoute"]
+
+logger = logging.getLogger("elicitkit")
+
+
+class ChannelRoute:
+    """Out of band: the question goes to a channel, and the tool waits for the desk to deliver its answer."""
+
+    name: RouteName = "channel"
+    tracked = False
+
+    def __init__(self, policy: Policy, desk: ChannelDesk) -> None:
+        self.policy = policy
+        self.desk = desk
+
+    async def put(
+        self, ctx: Context[Any, Any], rctx: ServerRequestContext[Any, Any], run: Run | None, question: Question
+    ) -> None:
+        assert run is not None  # `Asker.choose` refuses a channel question outside a run
+        desk = self.desk
+        via = self._destination(run, question)
+        channel = desk.channel(via)
+        # As long as the question itself may wait (its timeout), not the run's expiry between requests.
+        expires = min(question.expires_wall(), time.time() + LINK_LIFETIME_MAX)
+        posted = await self._posted_before(run, question)
+        asked_as = posted[0] if posted is not None else question.id
+        token = desk.tokens.mint(Link(asked_as, run.principal, "channel", expires))
+        record = posted[1] if posted is not None else self._record(run, question, via, expires)
+        await desk.durability.save_question(asked_as, record, expires)
+        if run.hosted:
+            # The run must stay replayable for as long as the person may answer (a restart, a crash).
+            run_record = RunRecord(run.tool, run.arguments, run.mrtr)
+            await desk.durability.save_run(
+                run.id, run.principal, run_record, expires - time.time() + self.policy.run_expiry
+            )
+        desk.registry.channel_questions[asked_as] = question
+        run.pending[question.id] = question
+        if posted is not None:
+            await self._answered_meanwhile(run, question)
+        prompt = desk.prompt_of(token, asked_as, record)
+        ref = record.ref
+        kept = False
+        try:
+            await question.reached("stored")
+            if ref is None:
+                try:
+                    ref = await channel.post(prompt)
+                except ChannelRefused as exc:
+                    raise ElicitationNotSupported(
+                        f"The {via.channel} channel cannot show this question: {exc}"
+                    ) from None
+                await desk.durability.save_question(asked_as, replace(record, ref=ref), expires)
+            await question.reached("sent")
+            offer_task(run)  # a person elsewhere may take long: the client polls a task instead of waiting
+            await self._wait(rctx, run, question)
+        except anyio.get_cancelled_exc_class():
+            # The server is shutting down (not the run ending, nor the question expiring): the question stays
+            # open, recorded, and its answer replays the run after the restart.
+            kept = run.hosted and not run.scope.cancel_called and anyio.current_time() < question.expires_at
+            raise
+        finally:
+            desk.registry.channel_questions.pop(asked_as, None)
+            if not kept:
+                with anyio.CancelScope(shield=True):
+                    if ref is not None:
+                        await self._close(channel, prompt, ref, question, record)
+                    with suppress(Exception):
+                        await desk.store.delete_question(asked_as)
+
+    def _destination(self, run: Run, question: Question) -> Via:
+        via = question.via
+        assert via is not None
+        if not self.desk.own_pages(via.channel):
+            return via
+        # The web inbox shows a question to one principal, who alone answers unless approvers say otherwise.
+        inbox_of = via.target if via.target is not None else run.principal
+        if inbox_of is None:
+            raise ElicitationNotSupported(
+                "The web inbox shows questions to a principal: authenticate the MCP client, or say whose "
+                "inbox with web('alice')"
+            )
+        return replace(via, target=inbox_of, approvers=via.approvers or frozenset({inbox_of}))
+
+    async def _posted_before(self, run: Run, question: Question) -> tuple[str, QuestionRecord] | None:
+        """The open message an earlier copy of this run posted for this very question (same step, same question),
+        which a replay answers through instead of posting again."""
+        if not run.rebuilt:
+            return None  # only a replayed run has an earlier copy
+        stored = await self.desk.durability.run_questions(run.id, run.principal)
+        for question_id, record in stored.items():
+            same = record.seq == question.seq and record.digest == question.digest
+            if same and record.route == "channel" and record.ref is not None:
+                return question_id, record
+        return None
+
+    async def _answered_meanwhile(self, run: Run, question: Question) -> None:
+        """An answer to the earlier copy's message may have been journaled after this replay began (and before it
+        registered the question, where the desk would have delivered it): take it from the journal."""
+        entry = (await self.desk.durability.journal(run.id, run.principal)).get(question.seq)
+        answer = reusable_answer(entry, question.digest)
+        if entry is not None and answer is not None:
+            self.desk.deliver(question, answer, entry.value)
+
+    async def settle(self, run: Run, question: Question, answer: Answer) -> None:
+        """A replay found this question answered in its journal: close the message the earlier copy posted."""
+        entry = run.journal.get(question.seq)
+        posted = await self._posted_before(run, question)
+        if posted is None:
+            return
+        asked_as, record = posted
+        assert record.ref is not None  # `_posted_before` finds posted messages only
+        assert question.via is not None
+        channel = self.desk.channel(question.via)
+        token = self.desk.tokens.mint(Link(asked_as, run.principal, "channel", record.expires_at))
+        prompt = self.desk.prompt_of(token, asked_as, record)
+        by = getattr(entry, "value", None)
+        if by is not None:
+            question.responder = Responder(str(by[0]), str(by[1]), by[2])
+        question.answer = answer
+        with anyio.CancelScope(shield=True):
+            await self._close(channel, prompt, record.ref, question, record)
+            with suppress(Exception):
+                await self.desk.store.delete_question(asked_as)
+
+    def _record(self, run: Run, question: Question, via: Via, expires: float) -> QuestionRecord:
+        return QuestionRecord(
+            run_id=run.id,
+            seq=question.seq,
+            digest=question.digest,
+            message=question.message,
+            schema=question.schema.wire,
+            route="channel",
+            principal=run.principal,
+            secret=question.secret_fields,
+            via=via.to_json(),
+            node=self.policy.node,
+            tool=run.tool,
+            hosted=run.hosted,
+            expires_at=expires,
+        )
+
+    async def _wait(self, rctx: ServerRequestContext[Any, Any], run: Run, question: Question) -> None:
+        """Wait for the answer; a request that waits meanwhile gets progress keepalives, as with native forms."""
+        if run.task or self.policy.keepalive is None or not wants_progress(rctx):
+            await question.wait()
+            return
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(keep_alive, rctx, self.policy.keepalive)
+            await question.wait()
+            tg.cancel_scope.cancel()
+
+    async def _close(
+        self, channel: Channel, prompt: Prompt, ref: dict[str, Any], question: Question, record: QuestionRecord
+    ) -> None:
+        answer = question.answer
+        if answer is None:
+            expired = anyio.current_time() >= question.expires_at
+            closing = Closing("expired" if expired else "withdrawn")
+        else:
+            action = answer.action if answer.action in ACTIONS else "cancel"
+            closing = Closing(action, question.responder, _summary(record.schema, answer, record.secret))
+        try:
+            with anyio.fail_after(10):
+                await channel.close(prompt, ref, closing)
+        except Exception:
+            logger.warning("Could not update the %s message of question %s", channel.name, question.id, exc_info=True)
+
+
+def _summary(schema: Mapping[str, Any], answer: Answer, secret: tuple[str, ...]) -> str:
+    if answer.action != "accept" or not isinstance(answer.content, Mapping):
+        return ""
+    titles = {name: prop.get("title") or name for name, prop in schema.get("properties", {}).items()}
+    parts = []
+    for name, value in answer.content.items():
+        shown = "••••••" if name in secret else ", ".join(map(str, value)) if isinstance(value, list) else value
+        parts.append(f"{titles.get(name, name)}: {shown}")
+    return "; ".join(parts)
