@@ -4,7 +4,9 @@ It plays three Microsoft services on one Starlette app (serve it with `serve()`)
 
 - the Bot Connector's login metadata: `GET /v1/.well-known/openidconfiguration`
   naming `jwks_uri` = `GET /v1/.well-known/keys`, a JWK set holding a freshly
-  generated RSA key with its `endorsements` (the channels it signs for);
+  generated RSA key with its `endorsements` (the channels it signs for; tests
+  may publish other endorsements, or none, with `endorsements`). Tests can make
+  the key set fail (`keys_down`: 503) or hold its answer (`keys_gate`);
 - Azure AD's token endpoint for bots, `POST /botframework.com/oauth2/v2.0/token`
   (client-credentials form; checks the client id, secret and scope; issues an
   RS256 JWT signed by a second key, audience `https://api.botframework.com`);
@@ -127,6 +129,12 @@ class LocalBotFramework:
         self.app_password = app_password
         self.key, self.kid = rsa_key("connector"), f"key-{secrets.token_hex(4)}"
         self.published = [(self.key, self.kid)]
+        self.endorsements: list[str] | None = ["msteams", "skype", "webchat"]
+        """What the published keys are endorsed for (None: keys without `endorsements`)."""
+        self.keys_down = False
+        """The key set answers 503, as during an outage."""
+        self.keys_gate: anyio.Event | None = None
+        """When set, the key set answers only once this event is."""
         self.key_fetches = 0
         self.aad_key = rsa_key("aad")
         self.base = ""
@@ -310,10 +318,16 @@ class LocalBotFramework:
 
     async def _keys(self, request: Request) -> Response:
         self.key_fetches += 1
+        self._changed.set()
+        if self.keys_gate is not None:
+            await self.keys_gate.wait()
+        if self.keys_down:
+            return JSONResponse({"error": "ServiceUnavailable"}, status_code=503)
         keys = []
         for key, kid in self.published:
             jwk = jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key(), as_dict=True)
-            keys.append(jwk | {"kid": kid, "use": "sig", "endorsements": ["msteams", "skype", "webchat"]})
+            endorsed = {} if self.endorsements is None else {"endorsements": list(self.endorsements)}
+            keys.append(jwk | {"kid": kid, "use": "sig"} | endorsed)
         return JSONResponse({"keys": keys})
 
     async def _token(self, request: Request) -> Response:

@@ -27,8 +27,14 @@ from pydantic import BaseModel, Field, SecretStr
 
 from elicitkit import Accepted, Declined, Elicitation, ElicitationTimeout
 from elicitkit.channels._discord import DiscordChannel, DiscordError, Signatures
-from elicitkit.channels._discord_components import content_of_modal, layout_of, modal, question_message
-from elicitkit.channels.base import ChannelRefused, Prompt, discord
+from elicitkit.channels._discord_components import (
+    closed_message,
+    content_of_modal,
+    layout_of,
+    modal,
+    question_message,
+)
+from elicitkit.channels.base import ChannelRefused, Closing, Prompt, Responder, discord
 from tests.channels.discord_server import CHANNEL, Interactions, LocalDiscord, User
 from tests.scenes import serving, text_of
 
@@ -362,7 +368,7 @@ async def test_a_question_with_secret_fields_sends_a_one_time_link_only_to_the_p
             assert (await browser.post(url, data=fields)).status_code == 200
         assert await running.text() == "user=ada password=8 characters"
         edit = await scene.discord.edit_of(message)
-        assert edit["embeds"][0]["fields"][0]["value"] == "Answered: User: ada; Password: ••••••"
+        assert edit["embeds"][0]["fields"][0]["value"] == "Answered by Ada Lovelace: User: ada; Password: ••••••"
 
 
 # -- rendering, field by field -----------------------------------------------------------------------------------
@@ -440,7 +446,7 @@ def test_every_field_type_in_a_form_becomes_a_modal_control_and_comes_back_typed
     legacy = [{"type": 1, "components": [{"type": 4, "custom_id": "ek:f:2", "value": "2.5"}]}]
     assert content_of_modal(asked, legacy) == {"ratio": 2.5}
     assert content_of_modal(asked, [{"type": 18, "component": {"type": 4, "custom_id": "ek:f:1", "value": "2.5"}}]) == {
-        "count": "2.5"  # not an integer: passed on as typed, for the desk to refuse with its reason
+        "count": 2.5  # not a whole number: passed on as the number typed, for the desk to refuse with its reason
     }
 
 
@@ -464,6 +470,47 @@ def test_a_field_discord_cannot_show_is_refused_with_its_name_and_the_reason(
 ) -> None:
     with pytest.raises(ChannelRefused, match=re.escape(reason)):
         question_message(prompt(schema))
+
+
+MERGE = "Merge [github.com/x](https://evil.example) <!channel> *now*?"
+
+
+def shown(markdown: str) -> str:
+    """What Discord shows for `markdown` made only of text and backslash escapes."""
+    return re.sub(r"\\(.)", r"\1", markdown)
+
+
+def test_markdown_mentions_and_links_from_the_question_stay_literal_in_discord_embeds() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "who": {"type": "string", "title": "<@80351110224678912> **or** @everyone"},
+            "why": {"type": "string", "title": "# Why\n- [docs](https://evil.example)"},
+        },
+        "required": ["who"],
+    }
+    asked = Prompt("q1", "t" * 150, MERGE, schema, CHANNEL, 2_000_000_000.0, "deploy")
+    body = question_message(asked)
+    embed = body["embeds"][0]
+    assert embed["description"] == r"Merge \[github.com/x\]\(https\://evil.example\) \<!channel\> \*now\*?"
+    assert shown(embed["description"]) == MERGE
+    assert embed["fields"][1]["value"] == (
+        "• \\<\\@80351110224678912\\> \\*\\*or\\*\\* \\@everyone (required)\n"
+        "• \\# Why\n\\- \\[docs\\]\\(https\\://evil.example\\)"
+    )
+    assert body["allowed_mentions"] == {"parse": []}
+    assert modal(asked, "42")["components"][0]["label"] == "<@80351110224678912> **or** @everyone"  # plain text
+
+    mallory = Responder("discord", "80351110224678914", "@here ||Ada Lovelace||")
+    closed = closed_message(asked, Closing("accept", mallory, "who: <@80351110224678912>; why: > `now`"))["embeds"][0]
+    assert closed["description"] == embed["description"]
+    assert closed["fields"][0]["value"] == (
+        r"Answered by \@here \|\|Ada Lovelace\|\|: who: \<\@80351110224678912\>; why: \> \`now\`"
+    )
+
+    long = question_message(Prompt("q1", "t" * 150, "*" * 3000, schema, CHANNEL, 2e9))["embeds"][0]["description"]
+    assert len(long) <= 4096
+    assert long.endswith("\\*…")  # clipped between escapes, never inside one
 
 
 async def test_a_bad_public_key_an_api_in_the_clear_or_a_question_without_a_channel_id_is_refused() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 import re
 import sys
 import time
@@ -26,7 +27,7 @@ from pydantic import BaseModel, Field, SecretStr
 from elicitkit import Accepted, Declined, Elicitation, ElicitationResult, ElicitationTimeout
 from elicitkit.channels import SlackChannel
 from elicitkit.channels._slack_blocks import click_content, content_of, message_blocks, modal_view
-from elicitkit.channels.base import ChannelRefused, Prompt, slack
+from elicitkit.channels.base import ChannelRefused, Closing, Prompt, Responder, slack
 from tests.channels.slack_server import LocalSlack, User
 from tests.scenes import serving, text_of
 
@@ -309,8 +310,57 @@ async def test_a_question_with_a_secret_field_offers_a_secure_page_whose_link_on
             form = {"_csrf": csrf.group(1), "_action": "accept", "user": "ops", "password": "hunter2"}
             assert (await browser.post(link, data=form)).status_code == 200
         assert await result() == "ops:hunter2"
-    assert message.context() == "Answered: user: ops; password: ••••••"
+    assert message.context() == "Answered by alice: user: ops; password: ••••••"
     assert "hunter2" not in json.dumps(local.calls)
+
+
+async def test_a_reply_slack_gave_no_response_url_for_is_logged_by_kind_never_with_its_link(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="elicitkit")
+    async with desk() as (local, client), calling(client, "login") as result:
+        message = await local.message(1)
+        secure = next(c for c in message.controls() if c["text"]["text"] == "Answer on a secure page")
+        action = {k: secure[k] for k in ("type", "action_id", "block_id", "text", "value")}
+        click = local._payload("block_actions", ALICE) | {
+            "channel": {"id": message.channel},
+            "message": local._wire(message),
+            "actions": [action | {"action_ts": f"{time.time():.6f}"}],
+        }  # and no response_url: the link has nowhere private to go
+        assert (await local.send(click)).status_code == 200
+        (logged,) = [r for r in caplog.records if "response_url" in r.getMessage()]
+        assert logged.getMessage() == (
+            "A Slack interaction came without a response_url; its secure-page link (or why there is none) was not shown"
+        )
+        assert "/elicit/" not in caplog.text
+
+        await local.click(ALICE, message, "Answer on a secure page")  # with a response_url: the link arrives
+        [link] = re.findall(r"<(http://[^|>]+)\|", (await local.ephemeral_for(ALICE)).text)
+        async with httpx.AsyncClient() as browser:
+            csrf = re.search(r'name="_csrf" value="([^"]+)"', (await browser.get(link)).text)
+            assert csrf is not None
+            form = {"_csrf": csrf.group(1), "_action": "accept", "user": "ops", "password": "hunter2"}
+            assert (await browser.post(link, data=form)).status_code == 200
+        assert await result() == "ops:hunter2"
+
+
+async def test_markup_and_mentions_from_the_question_stay_literal_in_slack_messages_and_their_text() -> None:
+    merge = "Merge [github.com/x](https://evil.example) <!channel> *now*?"
+    async with LocalSlack().serving() as local:
+        channel = SlackChannel(local.token, local.signing_secret, api_url=local.api_url)
+        asked = Prompt("q", "t0k3n", merge, _one({"type": "boolean"}), "#deploys", time.time() + 60, "tool")
+        ref = await channel.post(asked)
+        message = await local.message(1)
+        escaped = "Merge [github.com/x](https://evil.example) &lt;!channel&gt; *now*?"
+        assert message.text == escaped  # the notification text is mrkdwn too: <!channel> would notify everyone
+        assert message.blocks[0]["text"] == {"type": "mrkdwn", "text": escaped, "verbatim": True}  # no auto-links
+
+        mallory = Responder("slack", "U0MALLORY", "<!here|alice>")
+        await channel.close(asked, ref, Closing("accept", mallory, "value: <https://evil.example|True>"))
+        closed = "Answered by &lt;!here|alice&gt;: value: &lt;https://evil.example|True&gt;"
+        assert message.text == closed
+        assert message.blocks[0]["text"]["text"] == escaped
+        assert message.blocks[-1]["elements"] == [{"type": "mrkdwn", "text": closed, "verbatim": True}]
 
 
 # -- rendering (no IO) ---------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from mcp_types import CallToolResult
 from pydantic import BaseModel, Field, SecretStr
 
 from elicitkit import Accepted, Elicitation, ElicitationTimeout
+from elicitkit.channels import _teams_auth
 from elicitkit.channels._teams import TeamsChannel, TeamsError
 from elicitkit.channels._teams_auth import SeenActivities
 from elicitkit.channels._teams_cards import closed_card, content_of, question_card
@@ -362,6 +363,133 @@ async def test_a_key_rollover_is_picked_up_but_unknown_keys_do_not_make_the_bot_
         assert await scene.outcome() == "approved=True"
 
 
+def invoke(
+    bf: LocalBotFramework, question: Sent, title: str, user: TeamsUser = ALICE, **changes: Any
+) -> dict[str, Any]:
+    """The invoke Teams sends when `user` presses the button `title` (no inputs), with `changes` to its fields."""
+    (button,) = [a for a in question.card["actions"] if a["title"] == title]
+    execute = {"type": "Action.Execute", "title": title, "verb": button["verb"], "data": dict(button["data"])}
+    activity = bf._activity(question, user, "msteams") | {"type": "invoke", "name": "adaptiveCard/action"}
+    return activity | {"value": {"action": execute}} | changes
+
+
+async def test_an_activity_from_another_bot_framework_channel_is_refused_whoever_it_claims_to_be() -> None:
+    async with desk(confirming(approvers={ALICE.aad})) as scene:
+        bf = scene.bf
+        question = await bf.question(1)
+        # Web Chat and Direct Line clients choose `from` themselves; their tokens are the Bot Connector's all the same.
+        webchat = "https://webchat.botframework.com/"
+        claims_alice = {"id": ALICE.aad, "name": "Alice", "aadObjectId": ALICE.aad}
+        for channel, service in (("webchat", webchat), ("directline", "https://directline.botframework.com/")):
+            activity = invoke(bf, question, "Approve", channelId=channel, serviceUrl=service, **{"from": claims_alice})
+            response = await bf.deliver(scene.endpoint, activity)
+            assert (response.status_code, response.text) == (401, "Unauthorized"), channel
+        assert scene.hitl.pending_questions == 1
+        assert bf.updates == []
+        assert await scene.said(question, "Reject") == THANKS
+        assert await scene.outcome() == "approved=False"
+
+
+async def test_an_activity_naming_another_service_url_is_refused_even_with_a_token_issued_for_it() -> None:
+    async with desk(confirming()) as scene:
+        bf = scene.bf
+        question = await bf.question(1)
+        elsewhere = invoke(bf, question, "Approve", serviceUrl="https://smba.evil.example/amer/")
+        assert (await bf.deliver(scene.endpoint, elsewhere)).status_code == 401  # signed for that service
+        other_path = invoke(bf, question, "Approve", serviceUrl=bf.service_url + "emea/")
+        assert (await bf.deliver(scene.endpoint, other_path)).status_code == 401
+        assert scene.hitl.pending_questions == 1
+        # The configured service, written without its trailing slash, is the same service.
+        same = invoke(bf, question, "Reject", serviceUrl=bf.service_url.rstrip("/"))
+        response = await bf.deliver(scene.endpoint, same)
+        assert response.status_code == 200
+        assert response.json()["value"] == THANKS
+        assert await scene.outcome() == "approved=False"
+
+
+async def test_a_press_without_an_aad_object_id_answers_nothing_and_the_presser_is_told_why() -> None:
+    no_aad = "Teams did not say which Microsoft Entra (AAD) user pressed this button, so it cannot answer the question."
+    async with desk(confirming(approvers={ALICE.aad})) as scene:
+        bf = scene.bf
+        question = await bf.question(1)
+        sender = {"id": ALICE.aad, "name": "Alice"}  # `from.id` is no AAD object id, whatever it says
+        response = await bf.deliver(scene.endpoint, invoke(bf, question, "Approve", **{"from": sender}))
+        assert response.status_code == 200
+        assert response.json()["value"] == no_aad
+
+        # The Action.Submit fallback: a message, answered with a reply in the conversation.
+        (approve,) = [a for a in question.card["actions"] if a["title"] == "Approve"]
+        submitted = bf._activity(question, ALICE, "msteams") | {"type": "message", "text": ""}
+        submitted |= {"value": dict(approve["fallback"]["data"]), "from": sender}
+        assert (await bf.deliver(scene.endpoint, submitted)).status_code == 200
+        await bf.until(lambda: len(bf.replies) == 1)
+        assert bf.replies[0].activity["text"] == no_aad
+        assert bf.updates == []
+        assert scene.hitl.pending_questions == 1
+
+        assert await scene.said(question, "Approve", ALICE) == THANKS
+        assert await scene.outcome() == "approved=True"
+
+
+@pytest.mark.parametrize("endorsements", [None, ["webchat", "directline"]])
+async def test_a_key_that_is_not_endorsed_for_teams_vouches_for_no_activity(endorsements: list[str] | None) -> None:
+    async with desk(confirming()) as scene:
+        bf = scene.bf
+        bf.endorsements = endorsements  # before the bot's first look at the keys
+        question = await bf.question(1)
+        for title in ("Approve", "Decline"):
+            assert (await scene.press(question, title)).status_code == 401
+        assert bf.key_fetches == 1
+        assert scene.hitl.pending_questions == 1
+        assert bf.updates == []
+
+        bf.endorsements = ["msteams"]
+        bf.rotate()  # a new key, endorsed for Teams: the bot fetches the key set again for it
+        assert await scene.said(question, "Reject") == THANKS
+        assert await scene.outcome() == "approved=False"
+
+
+async def test_while_the_keys_cannot_be_fetched_activities_get_503_and_the_bot_does_not_fetch_for_each_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async with desk(confirming()) as scene:
+        bf = scene.bf
+        bf.keys_down = True
+        question = await bf.question(1)
+        for forgery in (None, "unknown-key", None):
+            response = await scene.press(question, "Approve", forgery=forgery)
+            assert (response.status_code, response.text) == (503, "Cannot check the token right now")
+        assert bf.key_fetches == 1  # then it backs off for the refetch interval, whatever each token names
+        assert scene.hitl.pending_questions == 1
+
+        bf.keys_down = False
+        monkeypatch.setattr(_teams_auth, "_REFETCH_AFTER", 0.0)  # the interval is over
+        assert await scene.said(question, "Approve") == THANKS
+        assert bf.key_fetches == 2
+        assert await scene.outcome() == "approved=True"
+
+
+async def test_an_activity_arriving_while_the_keys_are_fetched_gets_503_at_once_instead_of_waiting() -> None:
+    async with desk(confirming()) as scene, anyio.create_task_group() as tg:
+        bf = scene.bf
+        bf.keys_gate = anyio.Event()  # the key set answers when the test says so
+        question = await bf.question(1)
+        first: list[str] = []
+
+        async def press_first() -> None:
+            first.append(await scene.said(question, "Approve"))
+
+        tg.start_soon(press_first)
+        await bf.until(lambda: bf.key_fetches == 1)
+        with anyio.fail_after(3):
+            waiting = await scene.press(question, "Reject", BOB, forgery="unknown-key")
+        assert (waiting.status_code, waiting.text) == (503, "Cannot check the token right now")
+        bf.keys_gate.set()
+        assert await scene.outcome() == "approved=True"
+        assert first == [THANKS]
+        assert bf.key_fetches == 1
+
+
 def test_remembered_activities_are_bounded_and_forgotten_once_their_token_expired() -> None:
     seen = SeenActivities(limit=2)
     far = 4_000_000_000.0
@@ -559,6 +687,54 @@ def test_card_values_come_back_in_the_schemas_types() -> None:
         "teams": [],
     }
     assert content_of(EVERY_FIELD, {"field:count": "many", "field:ok": True})["count"] == "many"
+
+
+def test_a_date_time_default_is_shown_in_utc_as_the_answer_is_read() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "start": {"type": "string", "format": "date-time", "default": "2026-01-02T01:30:00+02:00"},
+            "naive": {"type": "string", "format": "date-time", "default": "2026-08-01T09:30:00"},
+        },
+    }
+    inputs = card_inputs(question_card(prompt_of(schema)))
+    shown = {key: block["value"] for key, block in inputs.items()}
+    assert shown == {
+        "field:start": "2026-01-01",
+        "field:start@time": "23:30",
+        "field:naive": "2026-08-01",
+        "field:naive@time": "09:30",
+    }
+    assert content_of(schema, shown) == {"start": "2026-01-01T23:30:00Z", "naive": "2026-08-01T09:30:00Z"}
+
+
+MERGE = "Merge [github.com/x](https://evil.example) <!channel> *now*?"
+
+
+def test_markdown_links_and_mentions_from_the_question_stay_literal_on_a_teams_card() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "note": {"type": "string", "title": "**Note**", "description": "See _www.evil.example_\n- [x](y)"},
+            "ok": {"type": "boolean"},
+        },
+    }
+    asked = Prompt("q1", "t" * 120, MERGE, schema, DEPLOYS, 4_000_000_000.0, tool="deploy_now")
+    card = question_card(asked)
+    texts = card_texts(card)
+    assert texts[0] == r"Merge \[github\.com/x\]\(https\://evil\.example\) \<\!channel\> \*now\*?"
+    assert texts[1].startswith(r"Asked by the tool deploy\_now · open until {{DATE(")  # its own function stays
+    assert texts[2] == "See \\_www\\.evil\\.example\\_\n\\- \\[x\\]\\(y\\)"
+    assert card_inputs(card)["field:note"]["label"] == "**Note**"  # an input label is plain text
+
+    named = {"type": "object", "properties": {"*pin*": {"type": "string"}}}
+    secret = question_card(Prompt("q1", "t" * 120, MERGE, named, DEPLOYS, 4e9, secret_fields=("*pin*",)))
+    assert card_texts(secret)[-1] == r"Some answers (\*pin\*) are secret: they are never typed into Teams."
+
+    mallory = Responder("teams", "m", "[Alice](https://evil.example)")
+    closed = card_texts(closed_card(asked, Closing("accept", mallory, "**Note**: 1. **ok**")))
+    assert closed[0] == texts[0]
+    assert closed[-1] == r"Answered by \[Alice\]\(https\://evil\.example\): \*\*Note\*\*: 1. \*\*ok\*\*"
 
 
 def test_a_closed_card_says_who_answered() -> None:

@@ -36,15 +36,22 @@ a `custom_id` could not hold it (≤ 100 characters; a token is ~145). A modal's
 visible to the channel, which is harmless: it only opens the question for someone whose reply comes
 through Discord's signed interactions, and the desk still checks approvers. Closing the message
 removes it.
+
+Embed descriptions and field values render Discord markdown, so text from the question there (its
+message, field labels, the outcome with the answerer's name and the answer) goes through `literal`:
+markdown characters are backslash-escaped (and list markers at the start of a line), mentions
+(`<@…>`, `<#…>`, `@everyone`) and masked links become plain text, and bare links are broken at their
+`://`. `allowed_mentions` stops pings besides. Button labels, select options and modal titles are
+plain text and are left as they are.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from elicitkit._web.forms import FieldView, field_views
+from elicitkit._web.forms import FieldView, field_views, typed_number
+from elicitkit.channels._discord_text import clip, clip_escaped, literal
 from elicitkit.channels.base import ChannelRefused, Closing, Prompt
 
 __all__ = [
@@ -56,6 +63,7 @@ __all__ = [
     "content_of_click",
     "content_of_modal",
     "layout_of",
+    "literal",
     "modal",
     "modal_message_id",
     "question_message",
@@ -83,7 +91,6 @@ _HINTS = {
 }
 
 Layout = Literal["secure", "submit", "confirm", "buttons", "select", "form"]
-
 
 # -- what a question becomes ------------------------------------------------------------------------------------
 
@@ -130,9 +137,9 @@ def closed_message(prompt: Prompt, closing: Closing) -> dict[str, Any]:
     color = {"accept": _GREEN, "decline": _RED}.get(closing.outcome, _GREY)
     embed = {
         "title": _title(prompt),
-        "description": _clip(prompt.message, 4096),
+        "description": literal(prompt.message, 4096),
         "color": color,
-        "fields": [{"name": "Outcome", "value": _clip(closing.text, 1024)}],
+        "fields": [{"name": "Outcome", "value": literal(closing.text, 1024)}],
         "footer": {"text": "elicitkit"},
     }
     return {"embeds": [embed], "components": [], "allowed_mentions": NO_MENTIONS}
@@ -144,13 +151,13 @@ def modal(prompt: Prompt, message_id: str) -> dict[str, Any]:
     for index, view in enumerate(_views(prompt)):
         label: dict[str, Any] = {
             "type": _LABEL,
-            "label": _clip(view.label, 45),
+            "label": clip(view.label, 45),
             "component": _control(view, prompt.fields[view.name], index),
         }
         if view.help:
-            label["description"] = _clip(view.help, 100)
+            label["description"] = clip(view.help, 100)
         labels.append(label)
-    title = _clip(prompt.message, 45) or "Your answer"
+    title = clip(prompt.message, 45) or "Your answer"
     return {"custom_id": f"{MODAL}{message_id}", "title": title, "components": labels}
 
 
@@ -217,7 +224,7 @@ def content_of_modal(prompt: Prompt, components: Any) -> dict[str, Any]:
         else:
             raw = part.get("value")
             if isinstance(raw, str) and raw.strip():
-                content[view.name] = _typed(prompt.fields[view.name], raw.strip())
+                content[view.name] = typed_number(raw.strip(), str(prompt.fields[view.name].get("type")))
     return content
 
 
@@ -253,7 +260,7 @@ def _check(view: FieldView, prop: Mapping[str, Any]) -> None:
 
 
 def _title(prompt: Prompt) -> str:
-    return _clip(f"{prompt.tool} asks" if prompt.tool else "A question for you", 256)
+    return clip(f"{prompt.tool} asks" if prompt.tool else "A question for you", 256)
 
 
 def _embed(prompt: Prompt, layout: Layout) -> dict[str, Any]:
@@ -261,11 +268,11 @@ def _embed(prompt: Prompt, layout: Layout) -> dict[str, Any]:
     if layout == "secure":
         fields.append({"name": "Private answer", "value": "Answer on a secure page: it never passes through Discord."})
     elif layout == "form":
-        listed = "\n".join(f"• {v.label}" + (" (required)" if v.required else "") for v in _views(prompt))
-        fields.append({"name": "Fields", "value": _clip(listed, 1024)})
+        listed = "\n".join(f"• {literal(v.label, 200)}" + (" (required)" if v.required else "") for v in _views(prompt))
+        fields.append({"name": "Fields", "value": clip_escaped(listed, 1024)})
     return {
         "title": _title(prompt),
-        "description": _clip(prompt.message, 4096),
+        "description": literal(prompt.message, 4096),
         "color": _BLURPLE,
         "fields": fields,
         "footer": {"text": f"{_FOOTER}{prompt.token}"},
@@ -308,9 +315,9 @@ def _control(view: FieldView, prop: Mapping[str, Any], index: int) -> dict[str, 
         control["style"] = 2 if control["max_length"] > 200 else 1
     hint = _hint(attributes)
     if hint:
-        control["placeholder"] = _clip(hint, 100)
+        control["placeholder"] = clip(hint, 100)
     if view.value is not None:
-        control["value"] = _clip(str(view.value), MAX_TEXT)
+        control["value"] = clip(str(view.value), MAX_TEXT)
     return control
 
 
@@ -331,7 +338,7 @@ def _select(view: FieldView, prop: Mapping[str, Any], custom_id: str, *, in_moda
     chosen = view.chosen if view.kind == "multi" else frozenset({view.value})
     options = []
     for i, (value, title) in enumerate(view.options):
-        option: dict[str, Any] = {"label": _clip(str(title), 100) or "—", "value": str(i)}
+        option: dict[str, Any] = {"label": clip(str(title), 100) or "—", "value": str(i)}
         if value in chosen:
             option["default"] = True
         options.append(option)
@@ -357,12 +364,7 @@ def _row(*components: dict[str, Any]) -> dict[str, Any]:
 
 
 def _button(label: str, custom_id: str, style: int) -> dict[str, Any]:
-    return {"type": _BUTTON, "style": style, "label": _clip(label, 80) or "—", "custom_id": custom_id}
-
-
-def _clip(text: str, limit: int) -> str:
-    text = text.strip()
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return {"type": _BUTTON, "style": style, "label": clip(label, 80) or "—", "custom_id": custom_id}
 
 
 # -- reading answers --------------------------------------------------------------------------------------------
@@ -378,21 +380,3 @@ def _picked(view: FieldView, indices: Sequence[Any], *, single: bool) -> dict[st
     if single:
         return {view.name: values[0]} if len(values) == 1 else None
     return {view.name: values}
-
-
-def _typed(prop: Mapping[str, Any], raw: str) -> Any:
-    """A text input's string as the schema's type; as typed when it does not parse (the desk says why)."""
-    kind = prop.get("type")
-    if kind not in ("integer", "number"):
-        return raw
-    try:
-        return int(raw)
-    except ValueError:
-        pass
-    try:
-        number = float(raw)
-    except ValueError:
-        return raw
-    if not math.isfinite(number) or (kind == "integer" and not number.is_integer()):
-        return raw
-    return int(number) if kind == "integer" else number

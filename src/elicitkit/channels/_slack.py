@@ -73,6 +73,7 @@ from elicitkit.channels._slack_blocks import (
     closed_blocks,
     content_of,
     errors_of,
+    escape,
     fallback_text,
     message_blocks,
     modal_view,
@@ -155,7 +156,7 @@ class SlackChannel:
 
     async def close(self, prompt: Prompt, ref: dict[str, Any], closing: Closing) -> None:
         await self._client.chat_update(
-            channel=ref["channel"], ts=ref["ts"], text=closing.text, blocks=closed_blocks(prompt, closing)
+            channel=ref["channel"], ts=ref["ts"], text=escape(closing.text), blocks=closed_blocks(prompt, closing)
         )
 
     # -- the callback ------------------------------------------------------------------------------
@@ -213,17 +214,21 @@ class SlackChannel:
         text: str | None
         if kind == ANSWER:
             text = await self._open_modal(token, str(payload.get("trigger_id", "")), response_url)
+            what = "notice about the form"
         elif kind == SECURE:
             text = _secure_text(await desk.secure_link(token, responder))
+            what = "secure-page link (or why there is none)"
         elif kind == DECLINE:
             text = (await desk.reply(token, responder, "decline", None)).message
+            what = "reply to a decline"
         else:
             prompt = await desk.prompt(token)
             content = None if prompt is None else click_content(prompt.schema, kind, action)
             if prompt is not None and content is None:
                 return Response(status_code=200)  # a control this question does not have
             text = _CLOSED if content is None else (await desk.reply(token, responder, "accept", content)).message
-        return Response(status_code=200, background=self._tell(response_url, text))
+            what = "reply to an answer"
+        return Response(status_code=200, background=self._tell(response_url, text, what))
 
     async def _open_modal(self, token: str, trigger_id: str, response_url: Any) -> str | None:
         """Open the question's modal; what to tell the clicker instead, if anything."""
@@ -256,14 +261,18 @@ class SlackChannel:
             return JSONResponse({"response_action": "errors", "errors": errors_of(prompt.schema, verdict)})
         if not verdict.ok:
             return JSONResponse({"response_action": "update", "view": notice_view(verdict.message)})
-        return JSONResponse({"response_action": "clear"}, background=self._tell(response_url, verdict.message))
+        reply = self._tell(response_url, verdict.message, "reply to a form answer")
+        return JSONResponse({"response_action": "clear"}, background=reply)
 
-    def _tell(self, response_url: Any, text: str | None) -> BackgroundTask | None:
-        """Say `text` to the person who clicked, only to them, once the callback is answered."""
+    def _tell(self, response_url: Any, text: str | None, what: str) -> BackgroundTask | None:
+        """Say `text` to the person who clicked, only to them, once the callback is answered.
+
+        `what` names the kind of message for the log, which never holds its text: it can be a one-time secure link.
+        """
         if text is None:
             return None
         if not isinstance(response_url, str) or not response_url.startswith(("https://", "http://")):
-            logger.warning("A Slack interaction came without a response_url; its reply was not shown: %s", text)
+            logger.warning("A Slack interaction came without a response_url; its %s was not shown", what)
             return None
         return BackgroundTask(_ephemeral, response_url, text)
 

@@ -40,7 +40,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from elicitkit._schema.choices import options_of
-from elicitkit._web.forms import FieldView, field_views
+from elicitkit._web.forms import FieldView, field_views, typed_number
 from elicitkit.channels.base import ChannelRefused, Closing, Prompt, Verdict
 
 __all__ = [
@@ -53,6 +53,7 @@ __all__ = [
     "closed_blocks",
     "content_of",
     "errors_of",
+    "escape",
     "fallback_text",
     "message_blocks",
     "modal_view",
@@ -86,6 +87,12 @@ def escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+def _verbatim(text: str) -> dict[str, Any]:
+    """A mrkdwn text object for text from a question (escaped): `verbatim`, so Slack does not turn the URLs,
+    channel names and mentions written in it into links."""
+    return {"type": "mrkdwn", "text": text, "verbatim": True}
+
+
 def _button(text: str, action: str, token: str, style: str | None = None) -> dict[str, Any]:
     button: dict[str, Any] = {"type": "button", "text": _plain(text, _BUTTON_TEXT), "action_id": PREFIX + action}
     button["value"] = token
@@ -99,8 +106,8 @@ def _options(choices: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
 
 
 def fallback_text(prompt: Prompt) -> str:
-    """The notification text Slack shows where blocks cannot be rendered."""
-    return _cut(prompt.message, _SECTION_TEXT)
+    """The notification text Slack shows where blocks cannot be rendered (mrkdwn too: escaped like the blocks)."""
+    return _cut(escape(prompt.message), _SECTION_TEXT)
 
 
 def _question(prompt: Prompt) -> list[dict[str, Any]]:
@@ -108,9 +115,7 @@ def _question(prompt: Prompt) -> list[dict[str, Any]]:
     if math.isfinite(prompt.expires_at):
         deadline = dt.datetime.fromtimestamp(prompt.expires_at, dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
         about.append(f"answer before <!date^{int(prompt.expires_at)}^{{date_short_pretty}} {{time}}|{deadline}>")
-    blocks: list[dict[str, Any]] = [
-        {"type": "section", "text": {"type": "mrkdwn", "text": _cut(escape(prompt.message), _SECTION_TEXT)}}
-    ]
+    blocks: list[dict[str, Any]] = [{"type": "section", "text": _verbatim(_cut(escape(prompt.message), _SECTION_TEXT))}]
     if about:
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": " · ".join(about)}]})
     return blocks
@@ -150,7 +155,7 @@ def message_blocks(prompt: Prompt) -> list[dict[str, Any]]:
 
 def closed_blocks(prompt: Prompt, closing: Closing) -> list[dict[str, Any]]:
     """The message once the question is closed: the question, and how it ended instead of the buttons."""
-    outcome = {"type": "context", "elements": [{"type": "mrkdwn", "text": _cut(escape(closing.text), _SECTION_TEXT)}]}
+    outcome = {"type": "context", "elements": [_verbatim(_cut(escape(closing.text), _SECTION_TEXT))]}
     return [_question(prompt)[0], outcome]
 
 
@@ -347,18 +352,10 @@ def content_of(schema: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str
             moment = dt.datetime.fromtimestamp(int(state["selected_date_time"]), dt.UTC)
             content[name] = moment.isoformat().replace("+00:00", "Z")
         elif state.get(_VALUE) not in (None, ""):
-            content[name] = _typed(kind, str(state[_VALUE]))
+            content[name] = (
+                typed_number(str(state[_VALUE]), kind) if kind in ("integer", "number") else str(state[_VALUE])
+            )
     return content
-
-
-def _typed(kind: str, raw: str) -> Any:
-    if kind not in ("integer", "number"):
-        return raw
-    try:
-        number = float(raw)
-    except ValueError:
-        return raw
-    return int(number) if kind == "integer" and number.is_integer() else number
 
 
 def errors_of(schema: Mapping[str, Any], verdict: Verdict) -> dict[str, str]:

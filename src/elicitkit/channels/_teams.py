@@ -26,9 +26,11 @@ names, so the bot's token only ever travels to where it was configured to.
 
 In (Teams → `POST /elicit/channels/{name}/messages`):
 
-1. the bearer JWT is checked against Microsoft's published keys, issuer, the
-   bot's app id, expiry and the activity's `serviceUrl` (`ConnectorAuth`,
-   401 on any failure; 503 when the keys cannot be fetched);
+1. the activity must come from Teams (`channelId` `msteams`) through the
+   configured `service_url`, and the bearer JWT is checked against Microsoft's
+   published keys (endorsed for `msteams`), issuer, the bot's app id, expiry and
+   the activity's `serviceUrl` (`ConnectorAuth`, 401 on any failure; 503 when
+   the keys cannot be fetched right now);
 2. an activity id seen before is refused (409), see `SeenActivities`;
 3. an `invoke` named `adaptiveCard/action` (Action.Execute) is answered in its
    HTTP response with `{"statusCode": 200, "type":
@@ -42,8 +44,11 @@ In (Teams → `POST /elicit/channels/{name}/messages`):
 Cards send `Action.Execute` (Universal Actions) with an `Action.Submit`
 fallback, except the secure-page button (see `teams_cards`).
 
-The responder is the user's AAD object id (`from.aadObjectId`, falling back to
-`from.id`) and `from.name`: approvers are AAD object ids.
+The responder is the user's AAD (Microsoft Entra) object id, `from.aadObjectId`,
+and `from.name`: approvers are AAD object ids. `from.id` is never used instead:
+it is not the AAD id, and on other channels the client chooses it. A press
+without `from.aadObjectId` answers nothing; the presser is told why (in the
+invoke response, or in a reply for the Action.Submit fallback).
 """
 
 from __future__ import annotations
@@ -79,7 +84,7 @@ logger = logging.getLogger("elicitkit")
 
 MESSAGE_TYPE = "application/vnd.microsoft.activity.message"
 _MAX_BODY = 256 * 1024
-_NO_SENDER = "Teams did not say who pressed this button."
+_NO_SENDER = "Teams did not say which Microsoft Entra (AAD) user pressed this button, so it cannot answer the question."
 _NOT_OURS = "This button does not belong to an elicitkit question."
 _NO_PRIVATE_LINK = (
     "The secure page link can only be sent privately: press the button again in a Teams client that supports "
@@ -94,7 +99,8 @@ class TeamsChannel:
         app_id: the bot's Microsoft App ID (the audience of the tokens Teams sends).
         app_password: the bot's client secret, for its own Connector tokens.
         service_url: where the Connector API is (the `serviceUrl` Teams activities
-            carry, e.g. `https://smba.trafficmanager.net/teams/`).
+            carry, e.g. `https://smba.trafficmanager.net/teams/`); activities naming
+            another service are refused.
         name: the channel's name in `via=` and in its callback path.
         openid_config_url: the Bot Connector's OpenID configuration (its signing keys).
         token_url: where the bot gets its own tokens (client credentials).
@@ -132,7 +138,7 @@ class TeamsChannel:
         self.app_id = app_id
         self.service_url = service_url.rstrip("/")
         self.leeway = leeway
-        self._auth = ConnectorAuth(app_id, openid_config_url, issuer, leeway)
+        self._auth = ConnectorAuth(app_id, openid_config_url, issuer, leeway, self.service_url)
         self._connector = Connector(self.service_url, BotToken(app_id, app_password, token_url))
         self._seen = SeenActivities()
         self._desk: Desk | None = None
@@ -188,7 +194,8 @@ class TeamsChannel:
             logger.info("Refused a Teams activity: %s", exc.reason)
             return PlainTextResponse("Unauthorized", status_code=401)
         except KeysUnavailable as exc:
-            logger.warning("Cannot check Teams activities: %s", exc)
+            # A failed fetch is logged once where it happens: this is said for every request meanwhile.
+            logger.debug("Cannot check a Teams activity now: %s", exc)
             return PlainTextResponse("Cannot check the token right now", status_code=503)
         activity_id, conversation = activity.get("id"), _get(activity, "conversation", "id")
         if not isinstance(activity_id, str) or not activity_id or not isinstance(conversation, str):
@@ -204,8 +211,8 @@ class TeamsChannel:
             return JSONResponse({"statusCode": 200, "type": MESSAGE_TYPE, "value": text})
         if kind == "invoke":
             return Response(status_code=501)  # what Bot Framework bots answer to invokes they do not handle
-        if kind == "message" and isinstance(value, dict) and "ek" in value and responder is not None:
-            text = await self._press(value, responder, private=False)
+        if kind == "message" and isinstance(value, dict) and "ek" in value:
+            text = await self._press(value, responder, private=False) if responder else _NO_SENDER
             await self._reply(activity, text)
         return Response(status_code=200)
 
@@ -270,7 +277,7 @@ def _responder(channel: str, activity: Mapping[str, Any]) -> Responder | None:
     sender = activity.get("from")
     if not isinstance(sender, Mapping):
         return None
-    user = sender.get("aadObjectId") or sender.get("id")
+    user = sender.get("aadObjectId")  # never `from.id`: see the module docstring
     name = sender.get("name")
     if not isinstance(user, str) or not user:
         return None

@@ -2,20 +2,31 @@
 
 Incoming (Teams → the bot's messaging endpoint). The Bot Connector sends every
 activity with `Authorization: Bearer <JWT>`. `ConnectorAuth.verify` checks it
-the way Microsoft's Bot Framework SDKs do:
+the way Microsoft's Bot Framework SDKs do, and checks that the activity is a
+Teams one:
 
-1. the OpenID configuration (`openid_config_url`) names the `jwks_uri`; the key
+1. the activity's `channelId` is `msteams`, and its `serviceUrl` is the
+   configured `service_url` (same scheme, host, port and path; a trailing slash
+   does not matter). A bot registered on other Bot Framework channels (Web Chat,
+   Direct Line) receives their activities with tokens as genuine as Teams', but
+   there the client chooses who it says it is, so nothing but Teams may answer;
+2. the OpenID configuration (`openid_config_url`) names the `jwks_uri`; the key
    set is cached for a day, and fetched again when a token names an unknown
    `kid` (key rollover) — at most once every 30 seconds for unknown `kid`s, so
-   that forged ones cannot make the bot hammer Microsoft;
-2. the signature is RS256 with the key the header's `kid` names;
-3. `iss` is the connector's issuer (`https://api.botframework.com`), `aud` is
+   that forged ones cannot make the bot hammer Microsoft. Before any key set
+   was fetched, a failed fetch is not tried again for 30 seconds, and while a
+   fetch is under way (or backing off) activities it would be needed for are
+   answered at once (`KeysUnavailable`, 503: the Bot Connector retries) rather
+   than queued behind it;
+3. the signature is RS256 with the key the header's `kid` names;
+4. `iss` is the connector's issuer (`https://api.botframework.com`), `aud` is
    the bot's app id, `exp` and `nbf` hold within `leeway` seconds;
-4. the token's `serviceurl` claim (Microsoft writes it in lower case; `serviceUrl`
+5. the token's `serviceurl` claim (Microsoft writes it in lower case; `serviceUrl`
    is accepted too) equals the activity's `serviceUrl`, so a token issued for one
    service cannot vouch for activities claiming another;
-5. when the key carries `endorsements` (Microsoft's keys list the channels each
-   one may sign for), the activity's `channelId` is among them.
+6. the key's `endorsements` (Microsoft's keys list the channels each one may sign
+   for) include `msteams`; a key without endorsements is endorsed for nothing,
+   as in the Bot Framework SDKs.
 
 Connector tokens are bearer tokens reused for many activities until they
 expire, so a signature does not cover the activity itself. `SeenActivities`
@@ -40,6 +51,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import anyio
 import httpx
@@ -64,6 +76,8 @@ __all__ = [
 logger = logging.getLogger("elicitkit")
 
 SCOPE = "https://api.botframework.com/.default"
+CHANNEL_ID = "msteams"
+"""The Bot Framework channel of Microsoft Teams: the only one whose activities are taken."""
 HTTP_TIMEOUT = 10.0
 _KEYS_MAX_AGE = 24 * 3600.0
 _REFETCH_AFTER = 30.0
@@ -109,17 +123,21 @@ async def _get_json(url: str) -> Any:
 
 
 class ConnectorAuth:
-    """Checks the Bot Connector's `Authorization` header against an activity (see the module docstring)."""
+    """Checks that an activity is a Teams one and that the Bot Connector's `Authorization` header vouches for it
+    (see the module docstring)."""
 
-    def __init__(self, app_id: str, openid_config_url: str, issuer: str, leeway: float) -> None:
+    def __init__(self, app_id: str, openid_config_url: str, issuer: str, leeway: float, service_url: str) -> None:
         self.app_id = app_id
         self.openid_config_url = openid_config_url
         self.issuer = issuer
         self.leeway = leeway
+        self.service_url = service_url
+        self._service = _service(service_url)
         self._keys: dict[str, _Key] = {}
         self._fetched_at: float | None = None
         self._rolled_at: float | None = None
-        self._lock = anyio.Lock()
+        self._failed_at: float | None = None
+        self._fetching = False
 
     async def verify(self, authorization: str | None, activity: Mapping[str, Any]) -> dict[str, Any]:
         """The token's claims when it vouches for `activity`.
@@ -130,6 +148,12 @@ class ConnectorAuth:
         """
         import jwt
 
+        # The activity first: these checks cost nothing, and an activity failing them never makes the bot fetch keys.
+        channel, service = activity.get("channelId"), activity.get("serviceUrl")
+        if channel != CHANNEL_ID:
+            raise Unauthorized(f"an activity from the Bot Framework channel {channel!r}, not {CHANNEL_ID!r}")
+        if self._service is None or _service(service) != self._service:
+            raise Unauthorized(f"an activity from the service {service!r}, not the configured {self.service_url!r}")
         scheme, _, token = (authorization or "").partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise Unauthorized("no bearer token")
@@ -156,23 +180,45 @@ class ConnectorAuth:
         except jwt.PyJWTError as exc:
             raise Unauthorized(f"a token that failed verification ({type(exc).__name__}: {exc})") from None
         claimed = claims.get("serviceurl", claims.get("serviceUrl"))
-        service = activity.get("serviceUrl")
-        if not (isinstance(claimed, str) and isinstance(service, str) and claimed.rstrip("/") == service.rstrip("/")):
+        if _service(claimed) != _service(service):
             raise Unauthorized(f"a token for service {claimed!r} on an activity from {service!r}")
-        if key.endorsements is not None and activity.get("channelId") not in key.endorsements:
-            raise Unauthorized(f"a key not endorsed for channel {activity.get('channelId')!r}")
+        if key.endorsements is None or CHANNEL_ID not in key.endorsements:
+            raise Unauthorized(f"a key endorsed for {sorted(key.endorsements or ())}, not for {CHANNEL_ID!r}")
         return claims
 
     async def _key(self, kid: str) -> _Key | None:
-        async with self._lock:
-            now = time.monotonic()
-            fetched = self._fetched_at
-            if fetched is None or now - fetched > _KEYS_MAX_AGE:
-                await self._fetch(now)
-            elif kid not in self._keys and (self._rolled_at is None or now - self._rolled_at >= _REFETCH_AFTER):
-                self._rolled_at = now  # a key rollover: Microsoft published a key we have not seen
-                await self._fetch(now)
-            return self._keys.get(kid)
+        """The key `kid` names, fetching the key set when it is due (see the module docstring).
+
+        Raises:
+            KeysUnavailable: the key set is needed, and a fetch is under way, failed a moment ago, or fails now.
+        """
+        now = time.monotonic()
+        fetched = self._fetched_at
+        rollover = False
+        if fetched is not None and now - fetched <= _KEYS_MAX_AGE:
+            if kid in self._keys or (self._rolled_at is not None and now - self._rolled_at < _REFETCH_AFTER):
+                return self._keys.get(kid)
+            rollover = True  # Microsoft may have published a key we have not seen
+        if self._fetching:
+            # Never queue behind a fetch: each request would wait for it, and whoever can reach the endpoint
+            # could pile them up. A stale key set still serves the keys it has.
+            if kid in self._keys:
+                return self._keys[kid]
+            raise KeysUnavailable("the Bot Framework keys are being fetched")
+        if not self._keys and self._failed_at is not None and now - self._failed_at < _REFETCH_AFTER:
+            raise KeysUnavailable(
+                f"the Bot Framework keys could not be fetched from {self.openid_config_url} a moment ago; "
+                f"the next try is at most every {_REFETCH_AFTER:.0f} seconds"
+            )
+        if rollover:
+            self._rolled_at = now
+        # No await between the check of `_fetching` and setting it: one fetch at a time on the event loop.
+        self._fetching = True
+        try:
+            await self._fetch(now)
+        finally:
+            self._fetching = False
+        return self._keys.get(kid)
 
     async def _fetch(self, now: float) -> None:
         import jwt
@@ -186,6 +232,14 @@ class ConnectorAuth:
                 logger.warning("Could not refresh the Bot Framework keys (%s); keeping the previous ones", exc)
                 self._fetched_at = now - _KEYS_MAX_AGE + _REFETCH_AFTER  # try again in a while, not on every request
                 return
+            self._failed_at = now  # and not again for a while: requests meanwhile are answered 503 at once
+            logger.warning(
+                "Could not fetch the Bot Framework keys from %s (%s); Teams activities cannot be checked, "
+                "trying again in %.0f seconds",
+                self.openid_config_url,
+                exc,
+                _REFETCH_AFTER,
+            )
             raise KeysUnavailable(
                 f"could not fetch the Bot Framework keys from {self.openid_config_url}: {exc}"
             ) from None
@@ -203,6 +257,21 @@ class ConnectorAuth:
             )
         self._keys = keys
         self._fetched_at = now
+
+
+def _service(url: Any) -> tuple[str, str, int | None, str] | None:
+    """A service URL as compared: scheme, host, port and path without its trailing slashes (None: not a URL)."""
+    if not isinstance(url, str):
+        return None
+    parts = urlsplit(url.strip())
+    try:
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if scheme not in ("https", "http") or not parts.hostname:
+        return None
+    return scheme, parts.hostname.lower(), port or (443 if scheme == "https" else 80), parts.path.rstrip("/")
 
 
 class SeenActivities:

@@ -15,7 +15,7 @@ Actions), sent as the attachment `application/vnd.microsoft.card.adaptive`:
 | boolean | `Input.Toggle` (`valueOn` "true", `valueOff` "false") |
 | string | `Input.Text`, one line; `style` email or url for those formats; `maxLength` |
 | string, format date | `Input.Date` |
-| string, format date-time | `Input.Date` and `Input.Time` (labelled UTC: the answer is taken as UTC) |
+| string, format date-time | `Input.Date` and `Input.Time` (labelled UTC: answers are read and defaults shown in UTC) |
 | number, integer | `Input.Number` with `min` / `max` |
 | single-select | `Input.ChoiceSet`, compact |
 | multi-select | `Input.ChoiceSet` with `isMultiSelect`; Teams returns the values comma-separated |
@@ -34,6 +34,14 @@ Actions, which send a `message` activity whose `value` holds it. The secure-page
 button has no fallback: its link may only go back in an invoke response, which
 only the person who pressed it sees.
 
+TextBlocks render markdown, so text from the question (its message, field
+names and descriptions, the closing line with the answerer's name and the
+answer) goes through `literal`: markdown characters are backslash-escaped, list
+markers at the start of a line too, and bare links are broken (the `:` of
+`scheme://` and the dots of a domain name escaped), so none of it becomes
+formatting or a link. Input labels, choice titles and button titles are plain
+text in Adaptive Cards and are left as they are.
+
 Inputs are named `field:<name>` so that no field collides with `ek` or
 `action`. `content_of` turns what comes back (strings) into answer content with
 the web pages' `parse_form` (numbers, booleans, lists, date-times), so a Teams
@@ -43,6 +51,7 @@ answer and a page answer are read by the same rule and validated by the desk.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -50,7 +59,7 @@ from elicitkit._schema.choices import options_of
 from elicitkit._web.forms import FieldView, field_views, parse_form
 from elicitkit.channels.base import ChannelRefused, Closing, Prompt
 
-__all__ = ["CARD_TYPE", "INPUT", "TIME", "VERBS", "Action", "closed_card", "content_of", "question_card"]
+__all__ = ["CARD_TYPE", "INPUT", "TIME", "VERBS", "Action", "closed_card", "content_of", "literal", "question_card"]
 
 CARD_TYPE = "application/vnd.microsoft.card.adaptive"
 INPUT = "field:"
@@ -67,6 +76,26 @@ _KINDS = ("string", "number", "integer", "boolean", "array")
 _TEXT_STYLES = {"email": "email", "uri": "url"}
 _COLORS = {"accept": "Good", "decline": "Attention", "cancel": "Attention", "expired": "Warning"}
 
+# Markdown in a TextBlock: emphasis, code, links and images, autolinks and HTML, headings, quotes, tables, and the
+# `{{DATE(...)}}` / `{{TIME(...)}}` functions Adaptive Cards evaluate in text.
+_SPECIALS = re.compile(r"[\\`*_~\[\](){}<>#|!]")
+_LIST_MARKER = re.compile(r"(?<![^\r\n])([ \t]*)([-+=]|\d+(?=\.))")  # at the start of a line: - item, 1. item
+_SCHEME = re.compile(r"(?<=[A-Za-z0-9]):(?=//)")  # https://…
+_DOMAIN_DOT = re.compile(r"(?<=[A-Za-z0-9])\.(?=[A-Za-z]{2,}\b)")  # github.com/…, www.example.org
+
+
+def literal(text: str) -> str:
+    """`text` as a TextBlock shows it literally: no formatting, no links, no lists (see the module docstring)."""
+    text = _SPECIALS.sub(r"\\\g<0>", text)
+    text = _LIST_MARKER.sub(_unlisted, text)
+    text = _SCHEME.sub(r"\\:", text)
+    return _DOMAIN_DOT.sub(r"\\.", text)
+
+
+def _unlisted(marker: re.Match[str]) -> str:
+    indent, sign = marker.group(1), marker.group(2)
+    return f"{indent}{sign}\\" if sign[0].isdigit() else f"{indent}\\{sign}"  # 1\. item, \- item
+
 
 def question_card(prompt: Prompt) -> dict[str, Any]:
     """The card that asks `prompt`.
@@ -77,7 +106,7 @@ def question_card(prompt: Prompt) -> dict[str, Any]:
     body = _heading(prompt)
     decline = _action("Decline", prompt.token, "decline")
     if prompt.secret_fields:
-        names = ", ".join(prompt.secret_fields)
+        names = literal(", ".join(prompt.secret_fields))
         body.append(_text(f"Some answers ({names}) are secret: they are never typed into Teams.", subtle=True))
         actions = [_action("Answer on a secure page", prompt.token, "secure", style="positive"), decline]
         return _card(body, actions)
@@ -97,7 +126,7 @@ def question_card(prompt: Prompt) -> dict[str, Any]:
 
 def closed_card(prompt: Prompt, closing: Closing) -> dict[str, Any]:
     """The card a closed question's message becomes: the question and its outcome, no actions."""
-    outcome = _text(closing.text, weight="Bolder")
+    outcome = _text(literal(closing.text), weight="Bolder")
     outcome["color"] = _COLORS.get(closing.outcome, "Default")
     return _card([*_heading(prompt, open_until=False), outcome], [])
 
@@ -153,6 +182,7 @@ def _card(body: list[dict[str, Any]], actions: list[dict[str, Any]]) -> dict[str
 
 
 def _text(text: str, *, subtle: bool = False, weight: str | None = None) -> dict[str, Any]:
+    """A TextBlock showing `text` as markdown: whatever in it came from the question went through `literal`."""
     block: dict[str, Any] = {"type": "TextBlock", "text": text, "wrap": True}
     if subtle:
         block |= {"isSubtle": True, "size": "Small", "spacing": "None"}
@@ -162,10 +192,10 @@ def _text(text: str, *, subtle: bool = False, weight: str | None = None) -> dict
 
 
 def _heading(prompt: Prompt, *, open_until: bool = True) -> list[dict[str, Any]]:
-    blocks = [_text(prompt.message, weight="Bolder") | {"size": "Medium"}]
+    blocks = [_text(literal(prompt.message), weight="Bolder") | {"size": "Medium"}]
     notes = []
     if prompt.tool:
-        notes.append(f"Asked by the tool {prompt.tool}")
+        notes.append(f"Asked by the tool {literal(prompt.tool)}")
     if open_until:
         # Teams renders DATE/TIME in each reader's own time zone.
         at = dt.datetime.fromtimestamp(prompt.expires_at, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -255,7 +285,7 @@ def _inputs(view: FieldView, prop: Mapping[str, Any]) -> list[dict[str, Any]]:
     elif fmt == "date":
         found = [common | {"type": "Input.Date"} | ({"value": value} if value else {})]
     elif fmt == "date-time":
-        day, _, hour = str(value or "").partition("T")
+        day, hour = _utc_parts(value)
         date = common | {"type": "Input.Date", "label": f"{view.label} (date)"} | ({"value": day} if day else {})
         time = {"type": "Input.Time", "id": common["id"] + TIME, "label": f"{view.label} (time, UTC)"}
         if view.required:
@@ -268,8 +298,23 @@ def _inputs(view: FieldView, prop: Mapping[str, Any]) -> list[dict[str, Any]]:
         if value is not None:
             found[0]["value"] = str(value)
     if view.help:
-        found.append(_text(view.help, subtle=True))
+        found.append(_text(literal(view.help), subtle=True))
     return found
+
+
+def _utc_parts(value: Any) -> tuple[str, str]:
+    """A date-time default as the card's date and time inputs show it: in UTC, which is how their answer is read."""
+    text = str(value or "")
+    try:
+        moment = dt.datetime.fromisoformat(text)
+    except ValueError:
+        day, _, hour = text.partition("T")  # not a date-time: shown as written, for the desk to judge the answer
+        return day, hour[:5]
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(dt.UTC)
+    # A moment without an offset is taken as UTC, like the answer.
+    hour = moment.strftime("%H:%M") if "T" in text.upper() or " " in text else ""
+    return moment.date().isoformat(), hour
 
 
 def _string(raw: Any) -> str:
