@@ -134,13 +134,15 @@ def session_key(rctx: ServerRequestContext[Any, Any]) -> object:
 
 
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+TASKS_VERSION = "2025-11-25"
+"""The handshake-era protocol revision that has tasks (the `tasks` capability, `execution.taskSupport`)."""
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 
 
 def requested_task(rctx: ServerRequestContext[Any, Any]) -> float | None:
     """A 2025-11-25 `tools/call` that asks to run as a task: its requested TTL in seconds (0: none given)."""
-    if is_mrtr(rctx.protocol_version) or not rctx.params:
-        return None
+    if rctx.protocol_version != TASKS_VERSION or not rctx.params:
+        return None  # tasks came with 2025-11-25; 2026-07-28's are server-decided
     task = rctx.params.get("task")
     if not isinstance(task, dict):
         return None

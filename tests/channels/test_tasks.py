@@ -358,3 +358,152 @@ async def test_a_2025_11_25_call_waiting_on_a_channel_gets_progress_keepalives()
             await beats.wait()
         assert channel.desk is not None
         assert (await channel.desk.reply(prompt.token, APPROVER, "accept", {"value": True})).ok
+
+
+def reworded_server(store: str, node_id: str, wording: str) -> tuple[MCPServer, RecordingChannel]:
+    server = MCPServer("reworded")
+    channel = RecordingChannel()
+    hitl = Elicitation(server, channels=[channel], store=store, secret=SECRET, node_id=node_id, timeout=30)
+
+    @server.tool(structured_output=False)
+    async def release(ctx: Context) -> str:
+        return (await hitl.confirm(ctx, wording, via=Via("desk", "#releases"))).action
+
+    return server, channel
+
+
+async def test_a_replay_that_asks_a_reworded_question_withdraws_the_old_message_and_takes_answers_to_the_new(
+    tmp_path: Path,
+) -> None:
+    store = f"sqlite:///{tmp_path / 'state.db'}"
+    first, first_channel = reworded_server(store, "before", "Release?")
+    async with Client(first, mode="legacy") as client:
+        created = await raw(client, "tools/call", {"name": "release", "arguments": {}, "task": {}})
+        task_id = created["task"]["taskId"]
+        old = await first_channel.next_post(1)
+
+    # The new version of the server words the question differently.
+    second, second_channel = reworded_server(store, "after", "Release now?")
+    async with Client(second, mode="legacy") as client:
+        await raw(client, "tasks/get", {"taskId": task_id})  # takes the task over and replays it
+        new = await second_channel.next_post(1)
+        assert new.message == "Release now?"
+        assert [c.outcome for c in await second_channel.closings(1)] == ["withdrawn"]  # the old message
+        assert second_channel.desk is not None
+        assert (await second_channel.desk.reply(old.token, APPROVER, "accept", {"value": True})).status == "closed"
+        assert (await second_channel.desk.reply(new.token, APPROVER, "accept", {"value": True})).ok
+        result = await raw(client, "tasks/result", {"taskId": task_id})
+    assert result["content"][0]["text"] == "accept"
+
+
+async def test_an_answer_to_an_old_wording_journaled_before_a_restart_does_not_block_the_reworded_question(
+    tmp_path: Path,
+) -> None:
+    store = f"sqlite:///{tmp_path / 'state.db'}"
+    first, first_channel = reworded_server(store, "before", "Release?")
+    async with Client(first, mode="legacy") as client:
+        created = await raw(client, "tools/call", {"name": "release", "arguments": {}, "task": {}})
+        task_id = created["task"]["taskId"]
+        old = await first_channel.next_post(1)
+
+    second, second_channel = reworded_server(store, "after", "Release now?")
+    async with Client(second, mode="legacy") as client:
+        assert second_channel.desk is not None
+        # Answered while no server held the run: journaled under the old wording.
+        assert (await second_channel.desk.reply(old.token, APPROVER, "accept", {"value": False})).ok
+        await raw(client, "tasks/get", {"taskId": task_id})  # the replay asks the reworded question anew
+        new = await second_channel.next_post(1)
+        assert (await second_channel.desk.reply(new.token, APPROVER, "accept", {"value": True})).ok
+        result = await raw(client, "tasks/result", {"taskId": task_id})
+    assert result["content"][0]["text"] == "accept"
+
+
+async def test_a_second_tasks_result_that_leaves_hands_the_tasks_questions_back_to_the_first() -> None:
+    server = MCPServer("two-questions")
+    hitl = Elicitation(server, timeout=30)
+
+    @server.tool(structured_output=False)
+    async def plan(ctx: Context) -> str:
+        first = await hitl.text(ctx, "Name?")
+        second = await hitl.text(ctx, "Team?")
+        return f"{getattr(first, 'data', None)}/{getattr(second, 'data', None)}"
+
+    first_asked, release_first = anyio.Event(), anyio.Event()
+    asked: list[str] = []
+
+    async def person(context: Any, params: Any) -> Any:
+        asked.append(params.message)
+        if params.message == "Name?":
+            first_asked.set()
+            await release_first.wait()
+            return accept({"value": "ada"})
+        return accept({"value": "core"})
+
+    async with Client(server, mode="legacy", elicitation_callback=person) as client:
+        created = await raw(client, "tools/call", {"name": "plan", "arguments": {}, "task": {}})
+        task_id = created["task"]["taskId"]
+        results: list[dict[str, Any]] = []
+        async with anyio.create_task_group() as tg:
+
+            async def result() -> None:
+                results.append(await raw(client, "tasks/result", {"taskId": task_id}))
+
+            tg.start_soon(result)
+            with anyio.fail_after(5):
+                await first_asked.wait()
+            with anyio.CancelScope() as second:
+                tg.start_soon(result)
+                await anyio.wait_all_tasks_blocked()
+                second.cancel()
+            # The second request is gone (cancelled by its client); the next question goes on the first.
+            with anyio.fail_after(5):
+                release_first.set()
+                while len(results) < 1:
+                    await anyio.wait_all_tasks_blocked()
+            tg.cancel_scope.cancel()
+    assert asked == ["Name?", "Team?"]
+    assert results[0]["content"][0]["text"] == "ada/core"
+
+
+async def test_a_body_that_stops_waiting_withdraws_its_channel_question_and_a_late_click_is_told_it_is_closed(
+    mode: str,
+) -> None:
+    server = MCPServer("impatient")
+    channel = RecordingChannel()
+    hitl = Elicitation(server, channels=[channel], timeout=30)
+    scopes: list[anyio.CancelScope] = []
+
+    @server.tool(structured_output=False)
+    async def impatient(ctx: Context) -> str:
+        with anyio.CancelScope() as scope:
+            scopes.append(scope)
+            await hitl.confirm(ctx, "Quick?", via=Via("desk", "#ops"))
+        return "gave up"
+
+    async with Client(server, mode=mode) as client, anyio.create_task_group() as tg:
+        got: dict[str, Any] = {}
+
+        async def call() -> None:
+            got["result"] = await client.call_tool("impatient", {})
+
+        tg.start_soon(call)
+        prompt = await channel.next_post(1)
+        scopes[0].cancel()  # the body stops waiting (its own timeout, a sibling's failure, ...)
+        assert [c.outcome for c in await channel.closings(1)] == ["withdrawn"]
+        assert channel.desk is not None
+        assert (await channel.desk.reply(prompt.token, APPROVER, "accept", {"value": True})).status == "closed"
+    assert got["result"].content[0].text == "gave up"
+
+
+async def test_an_update_for_a_task_that_has_ended_is_acknowledged_and_ignored() -> None:
+    server, channel = approvals_server()
+    async with Client(server, mode="auto", extensions=[TasksExtension()]) as client:
+        handed = await client.call_tool("release", {"version": "6"})
+        task_id = handed.meta["task"]["taskId"] if handed.meta else ""
+        await answer(channel, 1, {"value": True})
+        await answer(channel, 2, {"value": "prod"})
+        await poll_until(client, task_id, {"completed"})
+        late = {"x": {"action": "accept", "content": {"value": "staging"}}}
+        assert await raw(client, "tasks/update", {"taskId": task_id, "inputResponses": late}) == {
+            "resultType": "complete"
+        }

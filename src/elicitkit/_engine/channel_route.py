@@ -57,17 +57,22 @@ class ChannelRoute:
         channel = desk.channel(via)
         # As long as the question itself may wait (its timeout), not the run's expiry between requests.
         expires = min(question.expires_wall(), time.time() + LINK_LIFETIME_MAX)
-        posted = await self._posted_before(run, question)
+        posted = await self._posted_before(run, question, via)
         asked_as = posted[0] if posted is not None else question.id
+        if posted is not None and posted[1].expires_at < expires:
+            # The message's link expires when the question first asked would have: so does the question now.
+            expires = posted[1].expires_at
+            question.expires_at = min(question.expires_at, anyio.current_time() + expires - time.time())
         token = desk.tokens.mint(Link(asked_as, run.principal, "channel", expires))
         record = posted[1] if posted is not None else self._record(run, question, via, expires)
         await desk.durability.save_question(asked_as, record, expires)
         if run.hosted:
             # The run must stay replayable for as long as the person may answer (a restart, a crash).
+            ttl = expires - time.time() + self.policy.run_expiry
+            if run.task_record is not None:  # a task's run lives as long as the task, at least
+                ttl = max(ttl, run.task_record["created"] + run.task_record["ttl"] - time.time())
             run_record = RunRecord(run.tool, run.arguments, run.mrtr)
-            await desk.durability.save_run(
-                run.id, run.principal, run_record, expires - time.time() + self.policy.run_expiry
-            )
+            await desk.durability.save_run(run.id, run.principal, run_record, ttl)
         desk.registry.channel_questions[asked_as] = question
         run.pending[question.id] = question
         if posted is not None:
@@ -87,20 +92,21 @@ class ChannelRoute:
                 await desk.durability.save_question(asked_as, replace(record, ref=ref), expires)
             await question.reached("sent")
             offer_task(run)  # a person elsewhere may take long: the client polls a task instead of waiting
-            await self._wait(rctx, run, question)
+            with anyio.move_on_after(question.expires_at - anyio.current_time()):
+                await self._wait(rctx, run, question)
         except anyio.get_cancelled_exc_class():
             # The server is shutting down (not the run ending, nor the question expiring): the question stays
             # open, recorded, and its answer replays the run after the restart.
-            kept = run.hosted and not run.scope.cancel_called and anyio.current_time() < question.expires_at
+            kept = run.hosted and desk.registry.stopping > 0 and anyio.current_time() < question.expires_at
             raise
         finally:
             desk.registry.channel_questions.pop(asked_as, None)
-            if not kept:
+            if not kept and not run.stale:  # a copy another node took over leaves its records to that node
                 with anyio.CancelScope(shield=True):
+                    with suppress(Exception):  # first: a click while the message is updated finds it closed
+                        await desk.store.delete_question(asked_as)
                     if ref is not None:
                         await self._close(channel, prompt, ref, question, record)
-                    with suppress(Exception):
-                        await desk.store.delete_question(asked_as)
 
     def _destination(self, run: Run, question: Question) -> Via:
         via = question.via
@@ -116,17 +122,43 @@ class ChannelRoute:
             )
         return replace(via, target=inbox_of, approvers=via.approvers or frozenset({inbox_of}))
 
-    async def _posted_before(self, run: Run, question: Question) -> tuple[str, QuestionRecord] | None:
-        """The open message an earlier copy of this run posted for this very question (same step, same question),
-        which a replay answers through instead of posting again."""
+    async def _posted_before(self, run: Run, question: Question, via: Via) -> tuple[str, QuestionRecord] | None:
+        """The open message an earlier copy of this run posted for this very question (same step, question and
+        destination), which a replay answers through instead of posting again. Any other message the earlier copy
+        left at this step is withdrawn first: an answer there would answer a question nobody asks any more."""
+        found = None
+        for question_id, record in (await self._earlier(run, question.seq)).items():
+            reusable = record.digest == question.digest and record.via == via.to_json()
+            if found is None and reusable:
+                found = question_id, record
+            else:
+                await self._withdraw(question_id, record, run)
+        return found
+
+    async def _earlier(self, run: Run, seq: int) -> dict[str, QuestionRecord]:
+        """The channel messages an earlier copy of `run` posted at step `seq` (a replayed run only)."""
         if not run.rebuilt:
-            return None  # only a replayed run has an earlier copy
+            return {}
         stored = await self.desk.durability.run_questions(run.id, run.principal)
-        for question_id, record in stored.items():
-            same = record.seq == question.seq and record.digest == question.digest
-            if same and record.route == "channel" and record.ref is not None:
-                return question_id, record
-        return None
+        return {
+            question_id: record
+            for question_id, record in stored.items()
+            if record.route == "channel" and record.seq == seq and record.ref is not None
+        }
+
+    async def _withdraw(self, question_id: str, record: QuestionRecord, run: Run) -> None:
+        """Close an earlier copy's message as withdrawn, its record gone first (a late click finds it closed)."""
+        with suppress(Exception):
+            await self.desk.store.delete_question(question_id)
+        channel = self.desk.channels.get(Via.from_json(record.via).channel)
+        if channel is None or record.ref is None:
+            return
+        token = self.desk.tokens.mint(Link(question_id, run.principal, "channel", record.expires_at))
+        try:
+            with anyio.fail_after(10):
+                await channel.close(self.desk.prompt_of(token, question_id, record), record.ref, Closing("withdrawn"))
+        except Exception:
+            logger.warning("Could not withdraw the %s message of question %s", channel.name, question_id)
 
     async def _answered_meanwhile(self, run: Run, question: Question) -> None:
         """An answer to the earlier copy's message may have been journaled after this replay began (and before it
@@ -137,25 +169,26 @@ class ChannelRoute:
             self.desk.deliver(question, answer, entry.value)
 
     async def settle(self, run: Run, question: Question, answer: Answer) -> None:
-        """A replay found this question answered in its journal: close the message the earlier copy posted."""
+        """A replay found this question answered in its journal: close the messages the earlier copy posted for it
+        (best effort: the answer is taken whatever becomes of a message)."""
         entry = run.journal.get(question.seq)
-        posted = await self._posted_before(run, question)
-        if posted is None:
-            return
-        asked_as, record = posted
-        assert record.ref is not None  # `_posted_before` finds posted messages only
-        assert question.via is not None
-        channel = self.desk.channel(question.via)
-        token = self.desk.tokens.mint(Link(asked_as, run.principal, "channel", record.expires_at))
-        prompt = self.desk.prompt_of(token, asked_as, record)
         by = getattr(entry, "value", None)
-        if by is not None:
-            question.responder = Responder(str(by[0]), str(by[1]), by[2])
-        question.answer = answer
+        responder = Responder(str(by[0]), str(by[1]), by[2]) if by is not None else None
         with anyio.CancelScope(shield=True):
-            await self._close(channel, prompt, record.ref, question, record)
-            with suppress(Exception):
-                await self.desk.store.delete_question(asked_as)
+            for question_id, record in (await self._earlier(run, question.seq)).items():
+                with suppress(Exception):
+                    await self.desk.store.delete_question(question_id)
+                channel = self.desk.channels.get(Via.from_json(record.via).channel)
+                if channel is None or record.ref is None:
+                    continue
+                token = self.desk.tokens.mint(Link(question_id, run.principal, "channel", record.expires_at))
+                prompt = self.desk.prompt_of(token, question_id, record)
+                closing = _closing(answer, responder, record)
+                try:
+                    with anyio.fail_after(10):
+                        await channel.close(prompt, record.ref, closing)
+                except Exception:
+                    logger.warning("Could not update the %s message of question %s", channel.name, question_id)
 
     def _record(self, run: Run, question: Question, via: Via, expires: float) -> QuestionRecord:
         return QuestionRecord(
@@ -175,12 +208,17 @@ class ChannelRoute:
         )
 
     async def _wait(self, rctx: ServerRequestContext[Any, Any], run: Run, question: Question) -> None:
-        """Wait for the answer; a request that waits meanwhile gets progress keepalives, as with native forms."""
-        if run.task or self.policy.keepalive is None or not wants_progress(rctx):
+        """Wait for the answer; a request that waits meanwhile gets progress keepalives, as with native forms
+        (until it stops waiting: it returned a task handle, or an `InputRequiredResult` for another question)."""
+        if run.task or run.task_wanted or self.policy.keepalive is None or not wants_progress(rctx):
             await question.wait()
             return
+
+        def waiting() -> bool:
+            return not run.task_wanted and (not run.hosted or run.rctx is rctx)
+
         async with anyio.create_task_group() as tg:
-            tg.start_soon(keep_alive, rctx, self.policy.keepalive)
+            tg.start_soon(keep_alive, rctx, self.policy.keepalive, waiting)
             await question.wait()
             tg.cancel_scope.cancel()
 
@@ -192,13 +230,17 @@ class ChannelRoute:
             expired = anyio.current_time() >= question.expires_at
             closing = Closing("expired" if expired else "withdrawn")
         else:
-            action = answer.action if answer.action in ACTIONS else "cancel"
-            closing = Closing(action, question.responder, _summary(record.schema, answer, record.secret))
+            closing = _closing(answer, question.responder, record)
         try:
             with anyio.fail_after(10):
                 await channel.close(prompt, ref, closing)
         except Exception:
             logger.warning("Could not update the %s message of question %s", channel.name, question.id, exc_info=True)
+
+
+def _closing(answer: Answer, responder: Responder | None, record: QuestionRecord) -> Closing:
+    action = answer.action if answer.action in ACTIONS else "cancel"
+    return Closing(action, responder, _summary(record.schema, answer, record.secret))
 
 
 def _summary(schema: Mapping[str, Any], answer: Answer, secret: tuple[str, ...]) -> str:

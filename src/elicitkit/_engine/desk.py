@@ -165,8 +165,15 @@ class ChannelDesk:
             # answered, for the message's outcome when a replay finds the answer there.
             entry = Entry.of_answer(record.digest, answer, by)
             if not await self.durability.record(record.run_id, record.principal, record.seq, entry):
-                return False
-        elif not await self.store.use_once(f"channel:{question_id}", time.time() + self.policy.run_expiry):
+                held = (await self.durability.journal(record.run_id, record.principal)).get(record.seq)
+                if held is None or held.kind != "answer" or held.digest == record.digest:
+                    return False  # answered already
+                # The step holds an answer to an earlier wording of the question (a replay asks anew): this
+                # answer is taken once without the journal, as a reworded question's is everywhere else.
+                journaled = False
+        if not journaled and not await self.store.use_once(
+            f"channel:{question_id}", time.time() + self.policy.run_expiry
+        ):
             return False
         if question is None:
             question = self.registry.channel_questions.get(question_id)  # a replay may have picked it up since
@@ -219,8 +226,10 @@ class ChannelDesk:
         record = await self.durability.load_question(question_id, principal)
         if record is None or record.route != "channel" or record.via is None:
             return None
-        if record.hosted and record.seq in await self.store.journal(record.run_id):
-            return None  # answered already: the run has moved on
+        if record.hosted:
+            held = (await self.durability.journal(record.run_id, principal)).get(record.seq)
+            if held is not None and (held.kind != "answer" or held.digest == record.digest):
+                return None  # answered already: the run has moved on
         return record
 
     def prompt_of(self, token: str, question_id: str, record: QuestionRecord) -> Prompt:

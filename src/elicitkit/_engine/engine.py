@@ -62,16 +62,24 @@ class Engine:
     @asynccontextmanager
     async def host(self, lifespan_state: Any) -> AsyncIterator[None]:
         """Give suspended runs a task group, and this node a presence, while the server's lifespan lasts."""
-        async with anyio.create_task_group() as tg:
-            if self.policy.shared:
-                await tg.start(self.cluster.serve, self._principal_of, self._forwarded)
-                tg.start_soon(self.cluster.heartbeat, self.policy.lease)
-            tg.start_soon(self._sweep)
-            try:
-                async with self.runs.hosting(lifespan_state, tg):
-                    yield
-            finally:
-                tg.cancel_scope.cancel()
+        stopping = False
+        try:
+            async with anyio.create_task_group() as tg:
+                if self.policy.shared:
+                    await tg.start(self.cluster.serve, self._principal_of, self._forwarded)
+                    tg.start_soon(self.cluster.heartbeat, self.policy.lease)
+                tg.start_soon(self._sweep)
+                try:
+                    async with self.runs.hosting(lifespan_state, tg):
+                        yield
+                finally:
+                    # Shutdown, as the runs cancelled now see it: an open channel question stays for the restart.
+                    self.registry.stopping += 1
+                    stopping = True
+                    tg.cancel_scope.cancel()
+        finally:
+            if stopping:
+                self.registry.stopping -= 1
 
     def _principal_of(self, run_id: str) -> str | Missing | None:
         run = self.registry.runs.get(run_id)  # any run: a channel answer may be for a run that is not hosted

@@ -126,17 +126,21 @@ class RunHost:
         principal = _mcp.principal(rctx)
         found = await self.durability.load_run(run_id, principal)
         host = self.host_for(rctx)
-        if found is None or host is None:
+        if found is None:
+            await self.tasks.lost(run_id, principal, task)
+            return
+        if host is None:
             return
         owner, record = found
         if owner != self.policy.node and await self.store.is_alive(owner):
             return  # its node is alive and holds it
         if owner != self.policy.node and not await self.store.claim_run(run_id, owner, self.policy.node):
             return  # another node took it over first
+        journal = await self.durability.journal(run_id, principal)
         if self.registry.runs.get(run_id) is not None:
-            return
-        run = self._rebuilt(run_id, principal, record)
-        run.journal = await self.durability.journal(run_id, principal)
+            return  # another request brought it back meanwhile
+        run = self._rebuilt(run_id, principal, record)  # registered only once it can be driven at once
+        run.journal = journal
         self.tasks.adopt(run, task)
         logger.info("Resuming task %s of tool %r from %d journal entries", run_id, record.tool, len(run.journal))
         host.start_soon(self.drive, run, self._body_context(rctx, record), call_next)

@@ -22,8 +22,14 @@ from elicitkit._engine import refusals
 from elicitkit._engine.host import RunHost
 from elicitkit._engine.inbox import Inbox
 from elicitkit._engine.policy import Policy
-from elicitkit._engine.run import Run
-from elicitkit._engine.tasks import EXTENSION, MISSING_CAPABILITY, TASKS_VERSION, TERMINAL, with_task_capability
+from elicitkit._engine.tasks import (
+    EXTENSION,
+    MISSING_CAPABILITY,
+    TASKS_VERSION,
+    TERMINAL,
+    TaskRecord,
+    with_task_capability,
+)
 from elicitkit._errors import StoreUnavailable, TamperedRecord
 from elicitkit._fallback import shape_tools
 
@@ -97,6 +103,8 @@ class ToolsMiddleware:
             return await self.tasks.detailed(ctx, task_id, record, run, legacy=legacy)
         if method == "tasks/update":
             responses = (ctx.params or {}).get("inputResponses")
+            if record["status"] in TERMINAL:
+                return done  # nothing is outstanding any more: ignored, as the spec says of unknown keys
             if run is None:
                 await self.tasks.forward(ctx, task_id, {"op": "task_update", "responses": responses})
             else:
@@ -113,18 +121,35 @@ class ToolsMiddleware:
                 return done
             record, _ = await self.tasks.status(ctx, task_id)
             return self.tasks.task(task_id, record, legacy=True)  # 2025-11-25: the task as it stands now
-        return await self.task_result(ctx, task_id, run)
+        return await self.task_result(ctx, call_next, task_id)
 
-    async def task_result(self, ctx: ServerRequestContext[Any, Any], task_id: str, run: Run | None) -> HandlerResult:
-        """2025-11-25 `tasks/result`: wait for the end; meanwhile the run asks its client through this request."""
-        if run is not None:
-            run.attach(ctx)
-            try:
-                await run.wait_picked()  # a task's run is "picked" once its outcome is in its record
-            finally:
-                if run.rctx is ctx:
-                    run.attach(None)
-        record = await self.tasks.wait_ended(ctx, task_id)
+    async def task_result(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext, task_id: str
+    ) -> HandlerResult:
+        """2025-11-25 `tasks/result`: wait for the end; meanwhile the run asks its client through this request.
+
+        Held here, the run's end is awaited; held elsewhere, its announcement — and if its node dies meanwhile,
+        this node takes the run over and waits for it here.
+        """
+        while True:
+            record, run = await self.tasks.status(ctx, task_id)
+            if record["status"] in TERMINAL:
+                break
+            if run is not None:
+                run.attach(ctx)
+                try:
+                    await run.wait_picked()  # a task's run is "picked" once its outcome is in its record
+                finally:
+                    run.detach(ctx)
+                if run.task_record is not None and run.task_record["status"] in TERMINAL:
+                    record = TaskRecord(run.task_record)  # (what this node recorded, even if the store was down)
+                    break
+                continue
+            await self.host.recover(ctx, call_next, task_id, record)
+            if self.host.registry.hosted_run(task_id) is None:
+                record = await self.tasks.wait_ended(ctx, task_id, self.policy.lease)
+                if record["status"] in TERMINAL:
+                    break
         if record["status"] == "completed":
             return self.tasks.related(task_id, record.get("result", {}))
         if record["status"] == "cancelled":

@@ -18,6 +18,8 @@ class Registry:
         """Open URL questions that elicitkit's pages or callbacks complete, by question id."""
         self.channel_questions: dict[str, Question] = {}
         """Open questions on human channels, by question id."""
+        self.stopping = 0
+        """How many of the server's lifespans are shutting down now (runs cancelled then keep what they await)."""
         self._session_questions: dict[object, Question] = {}
 
     @property

@@ -15,6 +15,7 @@ chooses the route, bounds the wait and cleans up, the same way for all.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from contextlib import suppress
 from typing import Any, Protocol
 
@@ -333,10 +334,15 @@ def wants_progress(rctx: ServerRequestContext[Any, Any]) -> bool:
     return bool(meta) and (meta.get("progress_token") is not None or meta.get("progressToken") is not None)
 
 
-async def keep_alive(rctx: ServerRequestContext[Any, Any], interval: float) -> None:
-    """Progress notifications while the person thinks, so clients that reset their timeout on progress wait."""
+async def keep_alive(
+    rctx: ServerRequestContext[Any, Any], interval: float, waiting: Callable[[], bool] = lambda: True
+) -> None:
+    """Progress notifications while the person thinks, so clients that reset their timeout on progress wait;
+    they stop once `waiting()` says the request no longer waits."""
     beat = 0
     while True:
         await anyio.sleep(interval)
+        if not waiting():
+            return
         beat += 1
         await rctx.session.report_progress(beat, None, KEEPALIVE_MESSAGE)

@@ -255,6 +255,8 @@ class Run:
     """The task's record as this node last wrote it (a task's status and outcome), guarded by `task_lock`."""
     task_lock: anyio.Lock | None = None
     _attached: anyio.Event | None = None
+    _waiting: list[Any] = field(default_factory=list)
+    """The requests waiting for this task (`tasks/result`), the latest last."""
     task_wanted: bool = False
     """The body asked on a human channel and the waiting client takes tasks: hand it a task now."""
     # Created only while someone waits: 10,000 suspended runs should not carry idle events.
@@ -282,11 +284,19 @@ class Run:
             await self._picked.wait()
 
     def attach(self, rctx: Any) -> None:
-        """A request now waits for this run (a 2025-11-25 `tasks/result`): questions for the client can go on it."""
+        """A request now waits for this run (a 2025-11-25 `tasks/result`): questions for the client go on it."""
+        self._waiting.append(rctx)
         self.rctx = rctx
-        if rctx is not None and self._attached is not None:
+        if self._attached is not None:
             self._attached.set()
             self._attached = None
+
+    def detach(self, rctx: Any) -> None:
+        """That request stops waiting; questions go on another one still waiting, if any."""
+        if rctx in self._waiting:
+            self._waiting.remove(rctx)
+        if self.rctx is rctx:
+            self.rctx = self._waiting[-1] if self._waiting else None
 
     async def attached(self) -> Any:
         """The request waiting for this run, once there is one."""

@@ -37,7 +37,7 @@ from elicitkit import _mcp
 from elicitkit._core.journal import Entry
 from elicitkit._core.kinds import Answer
 from elicitkit._engine.cluster import Cluster, encode_outcome
-from elicitkit._engine.journal import Durability
+from elicitkit._engine.journal import Durability, RunRecord
 from elicitkit._engine.policy import Policy
 from elicitkit._engine.registry import Registry
 from elicitkit._engine.run import Final, Run
@@ -58,8 +58,7 @@ __all__ = [
 logger = logging.getLogger("elicitkit")
 
 EXTENSION = _mcp.TASKS_EXTENSION
-TASKS_VERSION = "2025-11-25"
-"""The handshake-era protocol revision that has tasks (the `tasks` capability, `execution.taskSupport`)."""
+TASKS_VERSION = _mcp.TASKS_VERSION
 MISSING_CAPABILITY = -32021
 RELATED = _mcp.RELATED_TASK
 DEFAULT_TTL = 24 * 3600.0
@@ -124,8 +123,22 @@ class TaskBook:
         self.adopt(run, record)
         assert run.task_lock is not None
         async with run.task_lock:  # the body may end while this is written: its outcome must come after
+            # The run stays replayable as long as the task lives, whatever its questions wait for (written
+            # first: a working task without its run is a lost one).
+            run_record = RunRecord(run.tool, run.arguments, run.mrtr)
+            await self.durability.save_run(run.id, run.principal, run_record, record["ttl"])
             await self.save(run.id, run.principal, record)
         return record
+
+    async def lost(self, run_id: str, principal: str | None, record: TaskRecord) -> None:
+        """A working task whose run is in no store any more (expired, removed): it can only fail."""
+        if record["status"] in TERMINAL:
+            return
+        logger.warning("Task %s has no run to resume; it fails", run_id)
+        record.update(
+            status="failed", error={"code": -32603, "message": "The task's run was lost; call the tool again"}
+        )
+        await self.save(run_id, principal, record)
 
     @staticmethod
     def adopt(run: Run, record: TaskRecord) -> None:
@@ -243,17 +256,16 @@ class TaskBook:
             if q.route == "mrtr" and q.mode == "form"
         }
 
-    async def wait_ended(self, rctx: ServerRequestContext[Any, Any], run_id: str) -> TaskRecord:
-        """The task's record once it has ended, wherever its run is: woken by the announcement `save` makes."""
+    async def wait_ended(self, rctx: ServerRequestContext[Any, Any], run_id: str, within: float) -> TaskRecord:
+        """The task's record once it has ended (woken by the announcement `save` makes), or as it stands after
+        `within` seconds."""
         async with self.cluster.broker.listen(self._ended_channel(run_id)) as announcements:
-            heard = aiter(announcements)
-            while True:
+            record, _ = await self.status(rctx, run_id)
+            if record["status"] not in TERMINAL:
+                with anyio.move_on_after(within):
+                    await anext(aiter(announcements))
                 record, _ = await self.status(rctx, run_id)
-                if record["status"] in TERMINAL:
-                    return record
-                # Read again at least once a lease: an announcement made while the broker reconnected is lost.
-                with anyio.move_on_after(self.policy.lease):
-                    await anext(heard)
+            return record
 
     async def forward(self, rctx: ServerRequestContext[Any, Any], run_id: str, payload: dict[str, Any]) -> None:
         """Hand a `tasks/update` or `tasks/cancel` to the live node that holds the task's run.
