@@ -59,3 +59,14 @@ async def poll_until(client: Client, task_id: str, statuses: set[str], within: f
                 return task
             # Poll again once every task here (the servers' too) has done what it could: no timed wait.
             await anyio.wait_all_tasks_blocked()
+
+
+async def start_task(client: Client, mode: str, tool: str, arguments: dict[str, Any] | None = None) -> str:
+    """Call `tool` so that it runs as a task, and return the task's id: a 2025-11-25 client asks for one
+    (`params.task`); a 2026-07-28 one (declaring the extension) gets one when the tool asks on a channel."""
+    if mode == "legacy":
+        created = await raw(client, "tools/call", {"name": tool, "arguments": arguments or {}, "task": {}})
+        return str(created["task"]["taskId"])
+    handed = await client.call_tool(tool, arguments or {})
+    assert handed.meta is not None, handed
+    return str(handed.meta["task"]["taskId"])

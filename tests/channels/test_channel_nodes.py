@@ -14,7 +14,7 @@ from elicitkit import Elicitation
 from elicitkit.channels.base import Responder, Via
 from elicitkit.testing import ScriptedHuman
 from tests.channels.recording import RecordingChannel
-from tests.channels.tasking import TasksExtension, poll_until, raw
+from tests.channels.tasking import TasksExtension, poll_until, raw, start_task
 from tests.redis_server import RedisServer
 from tests.scenes import text_of
 
@@ -80,12 +80,7 @@ async def test_a_task_started_on_one_node_is_answered_and_polled_on_the_other(
         stack.push_async_callback(other_hitl.aclose)
         polling = await stack.enter_async_context(Client(other, mode=mode, extensions=[TasksExtension()]))
         client = await stack.enter_async_context(Client(asking, mode=mode, extensions=[TasksExtension()]))
-        if mode == "legacy":
-            created = await raw(client, "tools/call", {"name": "deploy", "arguments": {}, "task": {}})
-            task_id = created["task"]["taskId"]
-        else:
-            handed = await client.call_tool("deploy", {})
-            task_id = handed.meta["task"]["taskId"] if handed.meta else ""
+        task_id = await start_task(client, mode, "deploy")
         assert other_channel.desk is not None
         for count, content in ((1, {"value": True}), (2, {"value": "us"})):
             prompt = await asking_channel.next_post(count)
@@ -132,12 +127,7 @@ async def test_cancelling_a_task_on_the_other_node_withdraws_its_question_where_
         stack.push_async_callback(other_hitl.aclose)
         polling = await stack.enter_async_context(Client(other, mode=mode, extensions=[TasksExtension()]))
         client = await stack.enter_async_context(Client(asking, mode=mode, extensions=[TasksExtension()]))
-        if mode == "legacy":
-            created = await raw(client, "tools/call", {"name": "deploy", "arguments": {}, "task": {}})
-            task_id = created["task"]["taskId"]
-        else:
-            handed = await client.call_tool("deploy", {})
-            task_id = handed.meta["task"]["taskId"] if handed.meta else ""
+        task_id = await start_task(client, mode, "deploy")
         await asking_channel.next_post(1)
         acknowledged = await raw(polling, "tasks/cancel", {"taskId": task_id})
         assert acknowledged == {"resultType": "complete"} if mode == "auto" else acknowledged["status"] == "cancelled"

@@ -19,7 +19,7 @@ from elicitkit import Accepted, Elicitation
 from elicitkit.channels.base import Responder, Via
 from elicitkit.testing import ScriptedHuman, accept
 from tests.channels.recording import RecordingChannel
-from tests.channels.tasking import TasksExtension, poll_until, raw
+from tests.channels.tasking import TasksExtension, poll_until, raw, start_task
 
 pytestmark = pytest.mark.anyio
 
@@ -117,12 +117,7 @@ async def test_a_2026_07_28_client_without_tasks_waits_in_its_call() -> None:
 async def test_cancelling_a_task_withdraws_its_question_from_the_channel(mode: str) -> None:
     server, channel = approvals_server()
     async with Client(server, mode=mode, extensions=[TasksExtension()]) as client:
-        if mode == "legacy":
-            created = await raw(client, "tools/call", {"name": "release", "arguments": {"version": "1"}, "task": {}})
-            task_id = created["task"]["taskId"]
-        else:
-            handed = await client.call_tool("release", {"version": "1"})
-            task_id = handed.meta["task"]["taskId"] if handed.meta else ""
+        task_id = await start_task(client, mode, "release", {"version": "1"})
         await channel.next_post(1)
         cancelled = await raw(client, "tasks/cancel", {"taskId": task_id})
         # 2025-11-25 answers with the task; the 2026-07-28 extension with an empty acknowledgement.
@@ -155,12 +150,7 @@ async def test_a_task_survives_a_restart_and_its_answer_replays_the_run_without_
     store = f"sqlite:///{tmp_path / 'state.db'}"
     first, first_channel = approvals_server(store, node_id="before")
     async with Client(first, mode=mode, extensions=[TasksExtension()]) as client:
-        if mode == "legacy":
-            created = await raw(client, "tools/call", {"name": "release", "arguments": {"version": "9"}, "task": {}})
-            task_id = created["task"]["taskId"]
-        else:
-            handed = await client.call_tool("release", {"version": "9"})
-            task_id = handed.meta["task"]["taskId"] if handed.meta else ""
+        task_id = await start_task(client, mode, "release", {"version": "9"})
         await answer(first_channel, 1, {"value": True})
         asked_there = await first_channel.next_post(2)
     assert first.steps == ["tag"]  # type: ignore[attr-defined]
@@ -296,12 +286,7 @@ async def test_a_restarted_task_polled_before_anyone_answers_keeps_its_message_a
     store = f"sqlite:///{tmp_path / 'state.db'}"
     first, first_channel = approvals_server(store, node_id="before")
     async with Client(first, mode=mode, extensions=[TasksExtension()]) as client:
-        if mode == "legacy":
-            created = await raw(client, "tools/call", {"name": "release", "arguments": {"version": "5"}, "task": {}})
-            task_id = created["task"]["taskId"]
-        else:
-            handed = await client.call_tool("release", {"version": "5"})
-            task_id = handed.meta["task"]["taskId"] if handed.meta else ""
+        task_id = await start_task(client, mode, "release", {"version": "5"})
         asked_there = await first_channel.next_post(1)
     assert first_channel.closed == []
 

@@ -147,18 +147,19 @@ class ChannelRoute:
         }
 
     async def _withdraw(self, question_id: str, record: QuestionRecord, run: Run) -> None:
-        """Close an earlier copy's message as withdrawn, its record gone first (a late click finds it closed)."""
+        """Close an earlier copy's message as withdrawn."""
+        await self._end_earlier(question_id, record, run, Closing("withdrawn"))
+
+    async def _end_earlier(self, question_id: str, record: QuestionRecord, run: Run, closing: Closing) -> None:
+        """Close a message an earlier copy of `run` posted (best effort), its record gone first: a late click
+        finds it closed."""
         with suppress(Exception):
             await self.desk.store.delete_question(question_id)
         channel = self.desk.channels.get(Via.from_json(record.via).channel)
         if channel is None or record.ref is None:
             return
         token = self.desk.tokens.mint(Link(question_id, run.principal, "channel", record.expires_at))
-        try:
-            with anyio.fail_after(10):
-                await channel.close(self.desk.prompt_of(token, question_id, record), record.ref, Closing("withdrawn"))
-        except Exception:
-            logger.warning("Could not withdraw the %s message of question %s", channel.name, question_id)
+        await _update(channel, self.desk.prompt_of(token, question_id, record), record.ref, closing)
 
     async def _answered_meanwhile(self, run: Run, question: Question) -> None:
         """An answer to the earlier copy's message may have been journaled after this replay began (and before it
@@ -176,19 +177,7 @@ class ChannelRoute:
         responder = Responder(str(by[0]), str(by[1]), by[2]) if by is not None else None
         with anyio.CancelScope(shield=True):
             for question_id, record in (await self._earlier(run, question.seq)).items():
-                with suppress(Exception):
-                    await self.desk.store.delete_question(question_id)
-                channel = self.desk.channels.get(Via.from_json(record.via).channel)
-                if channel is None or record.ref is None:
-                    continue
-                token = self.desk.tokens.mint(Link(question_id, run.principal, "channel", record.expires_at))
-                prompt = self.desk.prompt_of(token, question_id, record)
-                closing = _closing(answer, responder, record)
-                try:
-                    with anyio.fail_after(10):
-                        await channel.close(prompt, record.ref, closing)
-                except Exception:
-                    logger.warning("Could not update the %s message of question %s", channel.name, question_id)
+                await self._end_earlier(question_id, record, run, _closing(answer, responder, record))
 
     def _record(self, run: Run, question: Question, via: Via, expires: float) -> QuestionRecord:
         return QuestionRecord(
@@ -231,11 +220,16 @@ class ChannelRoute:
             closing = Closing("expired" if expired else "withdrawn")
         else:
             closing = _closing(answer, question.responder, record)
-        try:
-            with anyio.fail_after(10):
-                await channel.close(prompt, ref, closing)
-        except Exception:
-            logger.warning("Could not update the %s message of question %s", channel.name, question.id, exc_info=True)
+        await _update(channel, prompt, ref, closing)
+
+
+async def _update(channel: Channel, prompt: Prompt, ref: dict[str, Any], closing: Closing) -> None:
+    """Have the channel update its message with the outcome; a channel that fails is logged, never raised."""
+    try:
+        with anyio.fail_after(10):
+            await channel.close(prompt, ref, closing)
+    except Exception:
+        logger.warning("Could not update the %s message of question %s", channel.name, prompt.id, exc_info=True)
 
 
 def _closing(answer: Answer, responder: Responder | None, record: QuestionRecord) -> Closing:
