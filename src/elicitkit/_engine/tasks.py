@@ -5,19 +5,22 @@ Two wire forms of one idea:
 - **2025-11-25** (`tasks` capability): the client asks for a task with
   `params.task` on `tools/call` (tools say `execution.taskSupport: "optional"`);
   the call returns `{task: Task}` at once; `tasks/get` reports the status,
-  `tasks/result` waits for the end and returns the tool's result with
-  `_meta["io.modelcontextprotocol/related-task"]`; `tasks/cancel` stops it.
+  `tasks/result` carries the questions for the client (tagged with the task)
+  and returns the tool's result with `_meta["io.modelcontextprotocol/related-task"]`;
+  `tasks/cancel` stops it.
 - **2026-07-28** (extension `io.modelcontextprotocol/tasks`): the server
-  decides. A run becomes a task when its body asks on a human channel and the
-  client declared the extension: the waiting request returns
+  decides. A run becomes a task when its body asks on a human channel (or with
+  `elicit(..., task=True)`) and the client declared the extension on its
+  request (clients without it get -32021 from `tasks/*`): the waiting request returns
   `{resultType: "task", ...Task}`. `tasks/get` inlines `inputRequests`
   (questions for the client), the `result` or the `error`; `tasks/update`
   carries `inputResponses`; `tasks/cancel` stops it.
 
 A task is its run (same id). Its record — status, times, and at the end the
 result — is sealed under the caller's principal in the store, so any node
-answers `tasks/get`, and after a restart or a crash the node that is polled
-takes the run over and replays it from its journal.
+answers `tasks/get`; `tasks/update` and `tasks/cancel` go to the node that
+holds the run; and after a restart or a crash the node that is polled takes
+the run over and replays it from its journal.
 """
 
 from __future__ import annotations
