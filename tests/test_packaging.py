@@ -21,7 +21,7 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def test_the_wheel_carries_the_demo_the_page_templates_and_the_typing_marker(dist: Path) -> None:
+def test_the_wheel_carries_the_demo_the_page_templates_the_shell_sdk_and_the_typing_marker(dist: Path) -> None:
     [wheel] = dist.glob("elicitkit-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     for needed in (
@@ -30,6 +30,7 @@ def test_the_wheel_carries_the_demo_the_page_templates_and_the_typing_marker(dis
         "elicitkit/_web/templates/fields.html",
         "elicitkit/_web/static/style.css",
         "elicitkit/py.typed",
+        "elicitkit/shell/sdk/tool-sdk.sh",
     ):
         assert needed in names
     assert not any(name.startswith(("tests/", "examples/")) for name in names)

@@ -25,6 +25,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import ElicitRequestFormParams, ElicitRequestParams, ElicitResult, ErrorData, TextContent
 
 from elicitkit._schema.choices import choices_of
+from elicitkit._timeouts import SERVER_DEFAULT
 from elicitkit.testing import ScriptedHuman, accept, call_through_model, decline
 
 __all__ = ["main"]
@@ -161,7 +162,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     tools.add_argument("server", metavar="SERVER", help=server_help)
     tools.add_argument("--protocol", choices=["auto", "2025-11-25", "2026-07-28"], default="auto", help=protocol_help)
     tools.add_argument("--json", action="store_true", help="print the raw tools/list result as JSON")
+    serve = commands.add_parser("serve", help="serve a folder of shell tools (mcp-bash's layout) as an MCP server")
+    serve.add_argument("folder", metavar="DIR", help="a project folder with tools/<name>/tool.meta.json, or tools/")
+    serve.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP at /mcp (default: stdio)")
+    serve.add_argument("--name", help="the server's name (default: the folder's)")
+    serve.add_argument("--store", help="where questions and runs live: memory://, sqlite:///FILE, redis://...")
+    serve.add_argument(
+        "--timeout", type=float, help="seconds a tool may run unless its timeoutSecs says (default: none)"
+    )
+    serve.add_argument("--question-timeout", type=float, help="seconds a question waits (default: 300)")
+    serve.add_argument("--inherit-env", action="store_true", help="give tools this environment, not a minimal one")
+    serve.add_argument("--fallback", choices=["llm", "error"], default="llm", help="for clients without forms")
+    serve.add_argument("--public-url", help="where elicitkit's pages are reached (default: the --http address)")
+    ask = commands.add_parser("ask", help="ask the person from inside a served tool (see: elicitkit ask -h)")
+    ask.add_argument("rest", nargs=argparse.REMAINDER)
+    sdk = commands.add_parser("shell-sdk", help="print the shell SDK to eval (or its path, with --path)")
+    sdk.add_argument("--path", action="store_true", help="print the path of tool-sdk.sh instead")
     args = parser.parse_args(argv)
+    if args.command == "ask":
+        from elicitkit.shell._ask import main as ask_main
+
+        return ask_main(args.rest)
+    if args.command == "shell-sdk":
+        from elicitkit.shell import sdk_path
+
+        print(sdk_path() if args.path else sdk_path().read_text(encoding="utf-8"), end="\n" if args.path else "")
+        return 0
+    if args.command == "serve":
+        return _serve(args)
     if args.command in ("call", "tools"):
         return _client_command(parser, args)
 
@@ -210,6 +238,31 @@ def _client_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -
         # The server could not be reached, or failed the call.
         console.print(f"elicitkit {args.command}: {type(cause).__name__}: {safe(cause)}", style="red", soft_wrap=True)
         return 3
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from elicitkit.shell import FolderError
+    from elicitkit.shell._serve import serve
+
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)  # stdout is the protocol on stdio
+    try:
+        serve(
+            args.folder,
+            http=args.http,
+            name=args.name,
+            store=args.store,
+            timeout=args.timeout,
+            question_timeout=args.question_timeout if args.question_timeout is not None else SERVER_DEFAULT,
+            inherit_env=args.inherit_env,
+            fallback=args.fallback,
+            public_url=args.public_url,
+        )
+    except (FolderError, ValueError, OSError) as exc:
+        print(f"elicitkit serve: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    return 0
 
 
 def _answers(path: str | None) -> list[ElicitResult] | None:

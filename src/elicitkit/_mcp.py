@@ -7,12 +7,14 @@ when the SDK moves, this file is the one to change.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.tools.base import Tool
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.server.request_state import (
     AESGCMRequestStateCodec,
     RequestStateBoundary,
@@ -21,17 +23,20 @@ from mcp.server.request_state import (
 )
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types import (
+    CallToolResult,
     ClientCapabilities,
     ElicitRequest,
     ElicitRequestFormParams,
     ElicitRequestURLParams,
     ElicitResult,
     Implementation,
+    ToolAnnotations,
 )
 from mcp_types.version import is_version_at_least
 
 __all__ = [
     "MRTR_VERSION",
+    "add_raw_tool",
     "capabilities",
     "client_info",
     "is_mrtr",
@@ -178,3 +183,49 @@ async def elicit_for_task(
         metadata=ServerMessageMetadata(related_request_id=rctx.request_id),
     )
     return result
+
+
+RawHandler = Callable[[dict[str, Any], Context[Any, Any]], Awaitable[CallToolResult]]
+
+
+class _RawTool(Tool):
+    """A tool whose input schema is given as JSON and whose handler takes the arguments as they came.
+
+    The SDK builds tools from Python signatures; a tool written in another language brings its own schema,
+    and its arguments are its own business (the script reads them), so they are passed through untouched.
+    """
+
+    async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
+        return await self.fn(arguments, context)
+
+
+def add_raw_tool(
+    server: MCPServer[Any],
+    handler: RawHandler,
+    *,
+    name: str,
+    description: str,
+    input_schema: dict[str, Any],
+    output_schema: dict[str, Any] | None = None,
+    title: str | None = None,
+    annotations: dict[str, Any] | None = None,
+    meta: dict[str, Any] | None = None,
+) -> None:
+    """Register `handler` as the tool `name`, advertising `input_schema` (and `output_schema`) as given."""
+    tool = _RawTool(
+        fn=handler,
+        name=name,
+        title=title,
+        description=description,
+        parameters=input_schema,
+        # Published as given and not validated by the SDK (there is no model behind it).
+        fn_metadata=FuncMetadata(arg_model=ArgModelBase, output_schema=output_schema),
+        is_async=True,
+        context_kwarg=None,
+        annotations=ToolAnnotations.model_validate(annotations) if annotations else None,
+        meta=meta,
+    )
+    manager = server._tool_manager  # pyright: ignore[reportPrivateUsage]
+    if manager.get_tool(name) is not None:
+        raise ValueError(f"The server already has a tool named {name!r}")
+    manager._tools[name] = tool  # pyright: ignore[reportPrivateUsage]

@@ -13,7 +13,8 @@ from __future__ import annotations
 import ipaddress
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
 import anyio
@@ -39,10 +40,22 @@ if TYPE_CHECKING:
     from elicitkit._engine.engine import Engine
     from elicitkit.channels.base import Via
 
-__all__ = ["UrlMode", "check_url"]
+__all__ = ["OpenedLink", "UrlMode", "check_url"]
 
 T = TypeVar("T")
 REDACTED = "**********"
+
+
+@dataclass(frozen=True)
+class OpenedLink:
+    result: ElicitationResult[None]
+    id: str  # the elicitationId the client was given
+
+    @property
+    def action(self) -> Literal["accept", "decline", "cancel"]:
+        return self.result.action
+
+
 _NO_FIELDS = FormSchema(wire={"type": "object", "properties": {}}, source=None, adapter=None)
 
 
@@ -128,13 +141,20 @@ class UrlMode:
             ElicitationNotSupported: the client cannot open links and the fallback does not apply.
         """
         check_message(message)
-        limit = seconds(timeout, self.timeout)
         check_url(url)
         if required_error and not _mcp.is_mrtr(ctx.request_context.protocol_version):
             params = ElicitRequestURLParams(mode="url", message=message, url=url, elicitation_id=new_id())
             raise UrlElicitationRequiredError([params])
+        return (await self._open_link(ctx, message, url, timeout=timeout)).result
+
+    async def _open_link(self, ctx: Context[Any, Any], message: str, url: str, *, timeout: Timeout) -> OpenedLink:
+        """`elicit_url`, also telling the link's `elicitationId` (for bridges that hand it on, such as shell tools)."""
+        check_message(message)
+        limit = seconds(timeout, self.timeout)
+        check_url(url)
         question = self._url_question(message, url, _NO_FIELDS, limit, observable=False)
-        return await self._asking(ctx, question, limit, lambda _, answer: _outcome(answer.action, None, {}))
+        result = await self._asking(ctx, question, limit, lambda _, answer: _outcome(answer.action, None, {}))
+        return OpenedLink(result, question.id)
 
     async def secure_form(
         self,

@@ -1,0 +1,294 @@
+"""Running one shell tool call: the process, what it is given, what becomes of its output.
+
+The script runs in its own process group, in the project folder, with
+mcp-bash's environment (arguments in `MCP_TOOL_ARGS_JSON`, the SDK in
+`MCP_SDK`, the elicitation files) plus elicitkit's ask FIFO. Its stdout is the
+result: a CallToolResult as mcp-bash's `mcp_result_success` prints it, or
+plain text. A non-zero exit is an error result carrying stderr's tail; a
+`mcp_fail` (the tool error file) is the JSON-RPC error it names. Cancelling
+the call terminates the process group (SIGTERM, then SIGKILL), and a script
+killed mid-question leaves nothing pending: its questions are withdrawn.
+
+The tool's own time limit counts the script's running time only: while a
+person is being asked, the clock stops.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import math
+import os
+import shutil
+import signal
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+from anyio.abc import ByteReceiveStream, Process
+from mcp.server.mcpserver import Context
+from mcp.shared.exceptions import MCPError
+from mcp_types import CallToolResult, TextContent
+from pydantic import ValidationError
+
+from elicitkit._timeouts import SERVER_DEFAULT, Timeout
+from elicitkit.shell._channel import CallFolder
+from elicitkit.shell._folder import ShellTool
+from elicitkit.shell._questions import Reply, ShellQuestion, ask
+from elicitkit.shell._streams import Notifications
+
+__all__ = ["Options", "run_tool"]
+
+logger = logging.getLogger("elicitkit.shell")
+
+SDK_DIR = Path(__file__).resolve().parent / "sdk"
+# What a tool sees of the server's environment unless the server inherits it whole (mcp-bash's "minimal").
+_MINIMAL_ENV = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TERM")
+# Never handed to a tool, whatever the server inherits: they open everything elicitkit stored.
+_SECRETS = ("ELICITKIT_SECRET", "MCP_ELICITATION_SECRET")
+
+
+@dataclass(frozen=True)
+class Options:
+    """How a folder of tools is run; `elicitkit serve` sets these from its flags."""
+
+    timeout: float | None = None  # a tool's running time unless its metadata says timeoutSecs; None: no limit
+    question_timeout: Timeout = SERVER_DEFAULT  # how long a question waits unless the script says
+    file_question_timeout: float = 30.0  # mcp-bash's helpers give up after 30 s (MCPBASH_ELICITATION_TIMEOUT)
+    inherit_env: bool = False
+    env: Mapping[str, str] | None = None  # added to every tool's environment
+    max_output: int = 10 * 1024 * 1024
+    stderr_tail: int = 4096
+    kill_grace: float = 2.0
+
+
+async def run_tool(
+    hitl: Any, tool: ShellTool, project: Path, options: Options, arguments: dict[str, Any], ctx: Context[Any, Any]
+) -> CallToolResult:
+    """Run `tool` once with `arguments`, asking its questions through `hitl`, and return its result."""
+    folder = CallFolder()
+    clock = _Clock(tool.timeout if tool.timeout is not None else options.timeout)
+    try:
+        env = _environment(hitl, tool, project, options, arguments, ctx, folder)
+        process = await anyio.open_process(
+            [str(tool.script)],
+            cwd=project,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,  # its own process group, so everything it started goes with it
+        )
+        try:
+            return await _supervise(hitl, tool, options, ctx, folder, process, clock)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await _end_group(process, options.kill_grace, folder)
+    finally:
+        folder.remove()
+
+
+async def _supervise(
+    hitl: Any,
+    tool: ShellTool,
+    options: Options,
+    ctx: Context[Any, Any],
+    folder: CallFolder,
+    process: Process,
+    clock: _Clock,
+) -> CallToolResult:
+    async def asker(question: ShellQuestion) -> Reply:
+        # mcp-bash's helpers stop waiting after 30 s; the question is withdrawn with them.
+        default = options.file_question_timeout if question.origin == "file" else options.question_timeout
+        with clock.stopped():
+            return await ask(hitl, ctx, question, default)
+
+    stdout = _Capture(options.max_output)
+    stderr = _Capture(options.stderr_tail, keep_tail=True)
+    notifications = Notifications(folder, ctx, tool.name)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(folder.serve, tg, asker)
+        tg.start_soon(notifications.run)
+        with clock.scope:
+            async with anyio.create_task_group() as io:
+                assert process.stdout is not None
+                assert process.stderr is not None
+                io.start_soon(stdout.drain, process.stdout)
+                io.start_soon(stderr.drain, process.stderr)
+                await process.wait()
+                # What the script left running in the background would hold its output open: the call is over.
+                _signal_group(process.pid, signal.SIGKILL)
+        tg.cancel_scope.cancel()  # the script is done: withdraw whatever it left asking
+    await notifications.flush()  # lines written just before it exited
+    if clock.scope.cancelled_caught:
+        limit = clock.limit or 0
+        return _error(f"Tool {tool.name} timed out after {limit:g} seconds", stderr.text(), exit_code=None)
+    return _result(tool, process.returncode, stdout, stderr, folder)
+
+
+def _environment(
+    hitl: Any,
+    tool: ShellTool,
+    project: Path,
+    options: Options,
+    arguments: dict[str, Any],
+    ctx: Context[Any, Any],
+    folder: CallFolder,
+) -> dict[str, str]:
+    base = dict(os.environ) if options.inherit_env else {k: os.environ[k] for k in _MINIMAL_ENV if k in os.environ}
+    env = {k: v for k, v in base.items() if k not in _SECRETS} | dict(options.env or {})
+    jq = shutil.which("jq") or shutil.which("gojq")
+    meta = _wire_meta(ctx)
+    env.update(
+        {
+            "MCP_SDK": str(SDK_DIR),
+            "MCP_TOOL_NAME": tool.name,
+            "MCP_TOOL_PATH": str(tool.script),
+            "MCP_TOOL_ARGS_JSON": json.dumps(arguments, ensure_ascii=False),
+            "MCP_TOOL_METADATA_JSON": json.dumps(tool.metadata, ensure_ascii=False),
+            "MCP_TOOL_META_JSON": json.dumps(meta, ensure_ascii=False),
+            "MCP_TOOL_ERROR_FILE": str(folder.error_file),
+            "MCP_CANCEL_FILE": str(folder.cancel_file),
+            "MCP_PROGRESS_STREAM": str(folder.progress_fifo),
+            "MCP_LOG_STREAM": str(folder.log_fifo),
+            # mcp-bash's helpers write progress only under a token; the SDK sends it only when the client asked.
+            "MCP_PROGRESS_TOKEN": "elicitkit",
+            "MCP_ELICIT_SUPPORTED": "1" if _can_ask(hitl, ctx) else "0",
+            "MCP_ELICIT_REQUEST_FILE": str(folder.request_file),
+            "MCP_ELICIT_RESPONSE_FILE": str(folder.response_file),
+            "MCPBASH_PROJECT_ROOT": str(project),
+            "MCPBASH_MODE": "full" if jq else "minimal",
+            "MCPBASH_JSON_TOOL": os.path.basename(jq) if jq else "none",
+            "MCPBASH_JSON_TOOL_BIN": jq or "",
+            "ELICITKIT_ASK": str(folder.ask_fifo),
+            "ELICITKIT_CALL_DIR": str(folder.path),
+        }
+    )
+    return env
+
+
+def _wire_meta(ctx: Context[Any, Any]) -> dict[str, Any]:
+    """The call's `_meta` as the client sent it (mcp-bash hands it to tools as MCP_TOOL_META_JSON)."""
+    params = ctx.request_context.params
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return dict(meta) if isinstance(meta, dict) else {}
+
+
+def _can_ask(hitl: Any, ctx: Context[Any, Any]) -> bool:
+    """Whether a question can reach a person at all: the client's forms, a channel, or the model's fallback."""
+    fallback = hitl._engine.policy.fallback  # the server's own setting, read only
+    return bool(hitl.supports(ctx, "form") or hitl.via is not None or fallback != "error")
+
+
+def _result(
+    tool: ShellTool, code: int | None, stdout: _Capture, stderr: _Capture, folder: CallFolder
+) -> CallToolResult:
+    failure = _tool_error(folder.error_file)
+    if failure is not None:
+        raise failure
+    if stdout.overflowed:
+        return _error(f"Tool {tool.name} printed more than {stdout.limit} bytes", stderr.text(), exit_code=code)
+    text = stdout.text()
+    if code != 0:
+        return _error(text.strip() or f"Tool {tool.name} exited with status {code}", stderr.text(), exit_code=code)
+    return _success(tool, text)
+
+
+def _success(tool: ShellTool, text: str) -> CallToolResult:
+    stripped = text.strip()
+    parsed: Any = None
+    if stripped.startswith(("{", "[")):
+        with contextlib.suppress(json.JSONDecodeError):
+            parsed = json.loads(stripped)
+    if isinstance(parsed, dict) and isinstance(parsed.get("content"), list):
+        # A CallToolResult, as mcp-bash's mcp_result_success / mcp_result_error print it.
+        with contextlib.suppress(ValidationError):
+            return CallToolResult.model_validate(parsed)
+    if parsed is not None and tool.output_schema is not None and isinstance(parsed, dict):
+        return CallToolResult(content=[TextContent(type="text", text=stripped)], structured_content=parsed)
+    return CallToolResult(content=[TextContent(type="text", text=text)] if text else [])
+
+
+def _error(message: str, stderr: str, *, exit_code: int | None) -> CallToolResult:
+    text = message if not stderr.strip() or stderr.strip() in message else f"{message}\n{stderr.rstrip()}"
+    meta: dict[str, Any] = {} if exit_code is None else {"exitCode": exit_code}
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True, _meta=meta or None)
+
+
+def _tool_error(path: Path) -> MCPError | None:
+    """`mcp_fail CODE MESSAGE [DATA]`: mcp-bash answers the call with that JSON-RPC error."""
+    try:
+        body = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    code = body.get("code") if isinstance(body, dict) else None
+    message = body.get("message") if isinstance(body, dict) else None
+    if isinstance(code, int) and not isinstance(code, bool) and isinstance(message, str):
+        return MCPError(code=code, message=message, data=body.get("data"))
+    return None
+
+
+async def _end_group(process: Process, grace: float, folder: CallFolder) -> None:
+    """Terminate the script's whole process group: SIGTERM, then SIGKILL after `grace` seconds."""
+    if process.returncode is None:
+        folder.cancel_file.touch()  # mcp_is_cancelled, for scripts that check between steps
+        _signal_group(process.pid, signal.SIGTERM)
+        with anyio.move_on_after(grace):
+            await process.wait()
+    _signal_group(process.pid, signal.SIGKILL)
+    await process.aclose()
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+class _Capture:
+    """A stream read to the end: everything up to `limit` bytes, or only the last `limit` bytes."""
+
+    def __init__(self, limit: int, *, keep_tail: bool = False) -> None:
+        self.limit = limit
+        self.keep_tail = keep_tail
+        self.overflowed = False
+        self._data = bytearray()
+
+    async def drain(self, stream: ByteReceiveStream) -> None:
+        async for chunk in stream:
+            self._data += chunk
+            if len(self._data) > self.limit:
+                self.overflowed = True
+                if self.keep_tail:
+                    del self._data[: len(self._data) - self.limit]
+                else:
+                    del self._data[self.limit :]
+
+    def text(self) -> str:
+        return self._data.decode("utf-8", "replace")
+
+
+class _Clock:
+    """The tool's time limit, stopped while a person is being asked."""
+
+    def __init__(self, limit: float | None) -> None:
+        self.limit = limit
+        self.scope = anyio.CancelScope(deadline=math.inf if limit is None else anyio.current_time() + limit)
+        self._asking = 0
+        self._stopped_at = 0.0
+        self._deadline = self.scope.deadline
+
+    @contextlib.contextmanager
+    def stopped(self) -> Any:
+        if self._asking == 0:
+            self._stopped_at = anyio.current_time()
+            self._deadline = self.scope.deadline
+            self.scope.deadline = math.inf
+        self._asking += 1
+        try:
+            yield
+        finally:
+            self._asking -= 1
+            if self._asking == 0:
+                self.scope.deadline = self._deadline + (anyio.current_time() - self._stopped_at)

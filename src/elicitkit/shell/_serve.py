@@ -1,0 +1,65 @@
+"""`elicitkit serve DIR`: a folder of shell tools as an MCP server, over stdio or streamable HTTP."""
+
+from __future__ import annotations
+
+import socket
+import sys
+from pathlib import Path
+
+import anyio
+from mcp.server.mcpserver import MCPServer
+
+from elicitkit._elicitation import Elicitation
+from elicitkit._timeouts import SERVER_DEFAULT, Timeout
+from elicitkit.shell import add_shell_tools
+
+__all__ = ["serve"]
+
+
+def serve(
+    folder: str,
+    *,
+    http: str | None,
+    name: str | None,
+    store: str | None,
+    timeout: float | None,
+    question_timeout: Timeout = SERVER_DEFAULT,
+    inherit_env: bool,
+    fallback: str,
+    public_url: str | None,
+) -> None:
+    """Serve `folder`'s tools until interrupted; `http` is `HOST:PORT` (port 0 picks a free one)."""
+    server = MCPServer(name or Path(folder).resolve().name or "shell-tools")
+    hitl = Elicitation(server, store=store, fallback=fallback, public_url=public_url)  # type: ignore[arg-type]
+    tools = add_shell_tools(hitl, folder, timeout=timeout, question_timeout=question_timeout, inherit_env=inherit_env)
+    say = f"elicitkit serve: {len(tools)} tool(s) from {folder}: {', '.join(t.name for t in tools) or '(none)'}"
+    print(say, file=sys.stderr, flush=True)
+    if http is None:
+        server.run("stdio")
+        return
+    anyio.run(_serve_http, hitl, http)
+
+
+async def _serve_http(hitl: Elicitation, where: str) -> None:
+    import uvicorn
+
+    host, _, port = where.rpartition(":")
+    host = host.strip("[]") or "127.0.0.1"
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, int(port)))
+    bound = sock.getsockname()[1]
+    base = f"http://{'[' + host + ']' if family == socket.AF_INET6 else host}:{bound}"
+    if hitl.public_url is None:
+        hitl.public_url = base  # elicitkit's own pages (secure forms) on the same port
+    config = uvicorn.Config(hitl.http_app(), log_level="warning", lifespan="on", timeout_graceful_shutdown=2)
+    http = uvicorn.Server(config)
+    original = http.startup
+
+    async def startup(sockets: list[socket.socket] | None = None) -> None:
+        await original(sockets=sockets)
+        print(f"elicitkit serve: listening on {base}/mcp", file=sys.stderr, flush=True)
+
+    http.startup = startup  # type: ignore[method-assign]
+    await http.serve(sockets=[sock])

@@ -1,0 +1,438 @@
+#!/usr/bin/env bash
+# elicitkit's shell SDK: mcp-bash's tool helpers, by the same names, for tools served by `elicitkit serve`.
+#
+#   source "${MCP_SDK}/tool-sdk.sh"          # inside a served tool (MCP_SDK is set), as mcp-bash tools do
+#   eval "$(elicitkit shell-sdk)"            # or source "$(elicitkit shell-sdk --path)"
+#
+# Questions go to the server over the call's ask FIFO ($ELICITKIT_ASK): no polling on either side, and the
+# answer is validated against the schema before the tool sees it. Needs bash >= 4.1; jq only for
+# mcp_args_get / mcp_meta_get and friends, as in mcp-bash. docs/shell.md documents every helper.
+#
+# Elicitation helpers print the reply, {"action":"accept|decline|cancel|error","content":{...}|null}, with
+# "error" (timeout | not_supported | invalid_request | refused) when there was no answer and
+# "elicitationId" for links. mcp-bash's return codes are kept: 0 when the person answered (accept, decline
+# or cancel), 1 otherwise. The ek_* forms return elicitkit's codes instead: 0 accept, 1 decline,
+# 2 cancel, 3 timeout, 4 not supported, 5 any other error (the same as `elicitkit ask`).
+
+MCP_TOOL_CANCELLATION_FILE="${MCP_CANCEL_FILE:-}"
+
+# --- JSON ------------------------------------------------------------------------------------------------
+
+mcp_json_escape() {
+	# A JSON string literal (quoted) for $1.
+	local s="${1-}" out="" c i
+	s="${s//\\/\\\\}"
+	s="${s//\"/\\\"}"
+	s="${s//$'\n'/\\n}"
+	s="${s//$'\r'/\\r}"
+	s="${s//$'\t'/\\t}"
+	if [[ "${s}" == *[$'\x01'-$'\x1f']* ]]; then
+		for ((i = 0; i < ${#s}; i++)); do
+			c="${s:i:1}"
+			if [[ "${c}" == [$'\x01'-$'\x1f'] ]]; then
+				printf -v c '\\u%04x' "'${c}"
+			fi
+			out+="${c}"
+		done
+		s="${out}"
+	fi
+	printf '"%s"' "${s}"
+}
+
+mcp_json_obj() {
+	# {"k1":"v1",...} from key/value pairs, every value a string.
+	if (($# % 2)); then
+		printf 'mcp_json_obj: expected key value pairs, got %d arguments\n' "$#" >&2
+		exit 1
+	fi
+	local out="{" sep=""
+	while (($#)); do
+		out+="${sep}$(mcp_json_escape "$1"):$(mcp_json_escape "$2")"
+		sep=","
+		shift 2
+	done
+	printf '%s}' "${out}"
+}
+
+mcp_json_arr() {
+	local out="[" sep="" v
+	for v in "$@"; do
+		out+="${sep}$(mcp_json_escape "${v}")"
+		sep=","
+	done
+	printf '%s]' "${out}"
+}
+
+__ek_jq() {
+	local bin="${MCPBASH_JSON_TOOL_BIN:-}"
+	[ -n "${bin}" ] || bin="$(command -v jq || command -v gojq || true)"
+	if [ -z "${bin}" ]; then
+		printf '%s: needs jq (apt-get install jq)\n' "${FUNCNAME[1]}" >&2
+		return 127
+	fi
+	"${bin}" "$@"
+}
+
+# --- arguments and request metadata ----------------------------------------------------------------------
+
+mcp_args_raw() {
+	if [ -n "${MCP_TOOL_ARGS_FILE:-}" ] && [ -f "${MCP_TOOL_ARGS_FILE}" ]; then cat "${MCP_TOOL_ARGS_FILE}"; else printf '%s' "${MCP_TOOL_ARGS_JSON:-{\}}"; fi
+}
+
+mcp_meta_raw() {
+	if [ -n "${MCP_TOOL_META_FILE:-}" ] && [ -f "${MCP_TOOL_META_FILE}" ]; then cat "${MCP_TOOL_META_FILE}"; else printf '%s' "${MCP_TOOL_META_JSON:-{\}}"; fi
+}
+
+mcp_args_get() { mcp_args_raw | __ek_jq -rc "$1"; }
+mcp_meta_get() { mcp_meta_raw | __ek_jq -rc "$1"; }
+
+mcp_args_require() {
+	local value
+	value="$(mcp_args_get "$1" 2>/dev/null || true)"
+	if [ -z "${value}" ] || [ "${value}" = "null" ]; then
+		mcp_fail_invalid_args "${2:-$1 is required}"
+	fi
+	printf '%s' "${value}"
+}
+
+mcp_args_bool() {
+	local pointer="$1" has_default=0 default=false value
+	shift
+	if [ "${1:-}" = "--default" ]; then has_default=1 default="$2"; fi
+	value="$(mcp_args_get "${pointer}" 2>/dev/null || true)"
+	if [ -z "${value}" ] || [ "${value}" = "null" ]; then
+		((has_default)) || mcp_fail_invalid_args "${pointer} is required"
+		value="${default}"
+	fi
+	case "${value}" in true | 1) printf 'true' ;; *) printf 'false' ;; esac
+}
+
+mcp_args_int() {
+	local pointer="$1" has_default=0 default="" min="" max="" value
+	shift
+	while (($#)); do
+		case "$1" in
+		--default) has_default=1 default="$2" ;;
+		--min) min="$2" ;;
+		--max) max="$2" ;;
+		*) break ;;
+		esac
+		shift 2
+	done
+	value="$(mcp_args_get "${pointer}" 2>/dev/null || true)"
+	if [ -z "${value}" ] || [ "${value}" = "null" ]; then
+		((has_default)) || mcp_fail_invalid_args "${pointer} is required"
+		value="${default}"
+	fi
+	[[ "${value}" =~ ^-?[0-9]+$ ]] || mcp_fail_invalid_args "${pointer} must be an integer"
+	if [ -n "${min}" ] && ((value < min)); then mcp_fail_invalid_args "${pointer} must be >= ${min}"; fi
+	if [ -n "${max}" ] && ((value > max)); then mcp_fail_invalid_args "${pointer} must be <= ${max}"; fi
+	printf '%s' "${value}"
+}
+
+# --- results ---------------------------------------------------------------------------------------------
+
+mcp_emit_text() { printf '%s' "$1"; }
+mcp_emit_json() { printf '%s' "$1"; }
+
+mcp_result_success() {
+	# A CallToolResult whose structuredContent is {"success":true,"result":DATA}; DATA must be JSON.
+	local data="${1-}" envelope
+	if [ -z "${data}" ] || { command -v "${MCPBASH_JSON_TOOL_BIN:-jq}" >/dev/null 2>&1 && ! printf '%s' "${data}" | __ek_jq -e . >/dev/null 2>&1; }; then
+		mcp_result_error '{"type":"internal_error","message":"mcp_result_success needs one JSON value"}'
+		return 0
+	fi
+	envelope="{\"success\":true,\"result\":${data}}"
+	printf '{"content":[{"type":"text","text":%s}],"structuredContent":%s,"isError":false}\n' \
+		"$(mcp_json_escape "${envelope}")" "${envelope}"
+}
+
+mcp_result_error() {
+	# A CallToolResult with isError and structuredContent {"success":false,"error":ERROR}; ERROR is {type, message}.
+	local error="${1:-}" message
+	if [ -z "${error}" ] || ! printf '%s' "${error}" | __ek_jq -e 'type == "object"' >/dev/null 2>&1; then
+		error="{\"type\":\"internal_error\",\"message\":$(mcp_json_escape "${error:-Unknown error}")}"
+	fi
+	message="$(printf '%s' "${error}" | __ek_jq -r '.message // "Unknown error" | tostring' 2>/dev/null || printf 'Tool error')"
+	printf '{"content":[{"type":"text","text":%s}],"structuredContent":{"success":false,"error":%s},"isError":true}\n' \
+		"$(mcp_json_escape "${message}")" "${error}"
+}
+
+mcp_error() {
+	# mcp_error TYPE MESSAGE [--hint HINT] [--data JSON]
+	local type="${1:-internal_error}" message="${2:-Unknown error}" hint="" data="" error
+	shift 2 2>/dev/null || shift $#
+	while (($#)); do
+		case "$1" in --hint) hint="$2" ;; --data) data="$2" ;; esac
+		shift 2 2>/dev/null || shift $#
+	done
+	error="{\"type\":$(mcp_json_escape "${type}"),\"message\":$(mcp_json_escape "${message}")"
+	[ -n "${hint}" ] && error+=",\"hint\":$(mcp_json_escape "${hint}")"
+	[ -n "${data}" ] && error+=",\"data\":${data}"
+	mcp_result_error "${error}}"
+}
+
+mcp_fail() {
+	# mcp_fail CODE MESSAGE [DATA]: the call fails with that JSON-RPC error; the script exits 1.
+	local code="${1:-}" message="${2:-Tool failed}" data="${3:-null}" body
+	[[ "${code}" =~ ^-?[0-9]+$ ]] || code=-32603
+	body="{\"code\":${code},\"message\":$(mcp_json_escape "${message}"),\"data\":${data}}"
+	[ -n "${MCP_TOOL_ERROR_FILE:-}" ] && printf '%s\n' "${body}" >"${MCP_TOOL_ERROR_FILE}"
+	printf '%s\n' "${body}"
+	printf '%s\n' "${message}" >&2
+	exit 1
+}
+
+mcp_fail_invalid_args() { mcp_fail -32602 "${1:-Invalid params}" "${2:-null}"; }
+
+# --- progress, logs, cancellation ------------------------------------------------------------------------
+
+mcp_is_cancelled() { [ -n "${MCP_TOOL_CANCELLATION_FILE}" ] && [ -f "${MCP_TOOL_CANCELLATION_FILE}" ]; }
+
+mcp_progress() {
+	# mcp_progress PERCENT MESSAGE [TOTAL]
+	[ -n "${MCP_PROGRESS_TOKEN:-}" ] && [ -n "${MCP_PROGRESS_STREAM:-}" ] || return 0
+	local percent="${1:-0}" total="${3:-null}"
+	[[ "${percent}" =~ ^[0-9]+$ ]] || percent=0
+	[[ "${total}" =~ ^[0-9]+$ ]] || total=null
+	printf '{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"%s","progress":%s,"total":%s,"message":%s}}\n' \
+		"elicitkit" "${percent}" "${total}" "$(mcp_json_escape "${2-}")" >>"${MCP_PROGRESS_STREAM}" 2>/dev/null || true
+}
+
+mcp_log() {
+	# mcp_log LEVEL LOGGER JSON
+	[ -n "${MCP_LOG_STREAM:-}" ] || return 0
+	local level
+	level="$(printf '%s' "${1:-info}" | tr '[:upper:]' '[:lower:]')"
+	case " ${level} " in " debug " | " info " | " notice " | " warning " | " error " | " critical " | " alert " | " emergency ") ;; *) level=info ;; esac
+	printf '{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"%s","logger":%s,"data":%s}}\n' \
+		"${level}" "$(mcp_json_escape "${2-}")" "${3:-null}" >>"${MCP_LOG_STREAM}" 2>/dev/null || true
+}
+mcp_log_debug() { mcp_log debug "$1" "$(mcp_json_escape "$2")"; }
+mcp_log_info() { mcp_log info "$1" "$(mcp_json_escape "$2")"; }
+mcp_log_warn() { mcp_log warning "$1" "$(mcp_json_escape "$2")"; }
+mcp_log_error() { mcp_log error "$1" "$(mcp_json_escape "$2")"; }
+mcp_debug() { [ -z "${MCPBASH_DEBUG_LOG:-}" ] || printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >>"${MCPBASH_DEBUG_LOG}"; }
+
+# --- elicitation -----------------------------------------------------------------------------------------
+
+__ek_reply_code() {
+	# elicitkit's exit code for a reply: 0 accept, 1 decline, 2 cancel, 3 timeout, 4 not supported, 5 error.
+	case "$1" in
+	*'"error":"timeout"'*) return 3 ;;
+	*'"error":"not_supported"'*) return 4 ;;
+	*'"action":"accept"'*) return 0 ;;
+	*'"action":"decline"'*) return 1 ;;
+	*'"action":"cancel"'*) return 2 ;;
+	*) return 5 ;;
+	esac
+}
+
+ek_ask_json() {
+	# ek_ask_json REQUEST_JSON: ask, print the reply, return elicitkit's code. No polling: the reply
+	# comes on a FIFO of this question's own.
+	if [ "${MCP_ELICIT_SUPPORTED:-0}" != "1" ]; then
+		printf '{"action":"decline","content":null,"error":"not_supported"}\n'
+		return 4
+	fi
+	if [ -z "${ELICITKIT_ASK:-}" ] || [ ! -p "${ELICITKIT_ASK}" ]; then
+		printf '{"action":"error","content":null,"error":"invalid_request","message":"not inside a tool served by elicitkit"}\n'
+		return 5
+	fi
+	local base="${ELICITKIT_CALL_DIR}/q.${BASHPID}.${RANDOM}${RANDOM}" fd reply=""
+	printf '%s' "$1" >"${base}.json"
+	mkfifo -m 600 "${base}.fifo"
+	exec {fd}<>"${base}.fifo"
+	printf '%s\n' "${base##*/}" >"${ELICITKIT_ASK}"
+	IFS= read -r -u "${fd}" reply || true
+	exec {fd}<&-
+	rm -f "${base}.json" "${base}.fifo"
+	printf '%s\n' "${reply}"
+	__ek_reply_code "${reply}"
+}
+
+__ek_mcp_code() {
+	# mcp-bash's codes: 0 when the person answered, 1 when nobody did.
+	case "$1" in 0 | 1 | 2) return 0 ;; *) return 1 ;; esac
+}
+
+# Options every question helper takes before its message:
+#   --title T  --description D  --default V  --min N  --max N  --format F (email|uri|date|date-time)
+#   --timeout SECONDS  --field NAME (the content key; mcp-bash's names by default)
+__ek_parse() {
+	__ek_title="" __ek_desc="" __ek_default="" __ek_min="" __ek_max="" __ek_format="" __ek_timeout="" __ek_field=""
+	__ek_shift=0
+	while (($#)); do
+		case "$1" in
+		--title) __ek_title="$2" ;;
+		--description) __ek_desc="$2" ;;
+		--default) __ek_default="$2" ;;
+		--min) __ek_min="$2" ;;
+		--max) __ek_max="$2" ;;
+		--format) __ek_format="$2" ;;
+		--timeout) __ek_timeout="$2" ;;
+		--field) __ek_field="$2" ;;
+		--) ((__ek_shift += 1)) && break ;;
+		*) break ;;
+		esac
+		(($# >= 2)) || break
+		shift 2
+		((__ek_shift += 2))
+	done
+}
+
+__ek_common() {
+	# The property keywords every field shares: title, description.
+	local out=""
+	[ -n "${__ek_title}" ] && out+=",\"title\":$(mcp_json_escape "${__ek_title}")"
+	[ -n "${__ek_desc}" ] && out+=",\"description\":$(mcp_json_escape "${__ek_desc}")"
+	printf '%s' "${out}"
+}
+
+__ek_request() {
+	# __ek_request MESSAGE SCHEMA: the request JSON, with the timeout when one was given.
+	local timeout=""
+	[ -n "${__ek_timeout}" ] && timeout=",\"timeout\":${__ek_timeout}"
+	printf '{"message":%s,"mode":"form","schema":%s%s}' "$(mcp_json_escape "$1")" "$2" "${timeout}"
+}
+
+__ek_form() {
+	# __ek_form FIELD PROPERTY_JSON REQUIRED(0|1) MESSAGE
+	local required=""
+	(($3)) && required=",\"required\":[$(mcp_json_escape "$1")]"
+	__ek_request "$4" "{\"type\":\"object\",\"properties\":{$(mcp_json_escape "$1"):$2}${required}}"
+}
+
+__ek_options() {
+	# __ek_options titled(0|1) OPTION...: "enum":[...] for plain options, or [{"const","title"},...] for value:Title.
+	local titled="$1" sep="" out="" opt value title
+	shift
+	for opt in "$@"; do
+		if ((titled)); then
+			value="${opt%%:*}" title="${opt#*:}"
+			[ "${value}" = "${opt}" ] && title="${value}"
+			out+="${sep}{\"const\":$(mcp_json_escape "${value}"),\"title\":$(mcp_json_escape "${title}")}"
+		else
+			out+="${sep}$(mcp_json_escape "${opt}")"
+		fi
+		sep=","
+	done
+	printf '%s' "${out}"
+}
+
+mcp_elicit() {
+	# mcp_elicit MESSAGE SCHEMA_JSON [TIMEOUT] [MODE]: mcp-bash's core call (MODE url takes the URL as SCHEMA).
+	local timeout="${3:-}" request
+	[ -n "${timeout}" ] && timeout=",\"timeout\":${timeout}"
+	if [ "${4:-form}" = "url" ]; then
+		request="{\"message\":$(mcp_json_escape "$1"),\"mode\":\"url\",\"url\":$(mcp_json_escape "$2")${timeout}}"
+	else
+		request="{\"message\":$(mcp_json_escape "$1"),\"mode\":\"form\",\"schema\":$2${timeout}}"
+	fi
+	local code=0
+	ek_ask_json "${request}" || code=$?
+	__ek_mcp_code "${code}"
+}
+
+mcp_elicit_url() {
+	# mcp_elicit_url MESSAGE URL [TIMEOUT]: the reply carries the link's "elicitationId".
+	mcp_elicit "$1" "$2" "${3:-}" url
+}
+
+ek_confirm() {
+	__ek_parse "$@"
+	shift "${__ek_shift}"
+	local prop="{\"type\":\"boolean\"$(__ek_common)"
+	[ -n "${__ek_default}" ] && prop+=",\"default\":${__ek_default}"
+	ek_ask_json "$(__ek_form "${__ek_field:-confirmed}" "${prop}}" "$([ -n "${__ek_default}" ] && echo 0 || echo 1)" "$1")"
+}
+
+ek_string() {
+	__ek_parse "$@"
+	shift "${__ek_shift}"
+	local field="${__ek_field:-${2:-value}}" prop="{\"type\":\"string\"$(__ek_common)"
+	[ -n "${__ek_min}" ] && prop+=",\"minLength\":${__ek_min}"
+	[ -n "${__ek_max}" ] && prop+=",\"maxLength\":${__ek_max}"
+	[ -n "${__ek_format}" ] && prop+=",\"format\":$(mcp_json_escape "${__ek_format}")"
+	[ -n "${__ek_default}" ] && prop+=",\"default\":$(mcp_json_escape "${__ek_default}")"
+	ek_ask_json "$(__ek_form "${field}" "${prop}}" "$([ -n "${__ek_default}" ] && echo 0 || echo 1)" "$1")"
+}
+
+ek_number() {
+	# ek_number [--integer] [options] MESSAGE [FIELD]
+	local kind=number
+	if [ "${1:-}" = "--integer" ]; then kind=integer && shift; fi
+	__ek_parse "$@"
+	shift "${__ek_shift}"
+	local field="${__ek_field:-${2:-value}}" prop="{\"type\":\"${kind}\"$(__ek_common)"
+	[ -n "${__ek_min}" ] && prop+=",\"minimum\":${__ek_min}"
+	[ -n "${__ek_max}" ] && prop+=",\"maximum\":${__ek_max}"
+	[ -n "${__ek_default}" ] && prop+=",\"default\":${__ek_default}"
+	ek_ask_json "$(__ek_form "${field}" "${prop}}" "$([ -n "${__ek_default}" ] && echo 0 || echo 1)" "$1")"
+}
+
+__ek_choice() {
+	# __ek_choice TITLED(0|1) [options] MESSAGE OPTION...
+	local titled="$1" prop
+	shift
+	__ek_parse "$@"
+	shift "${__ek_shift}"
+	local message="$1"
+	shift
+	if ((titled)); then
+		prop="{\"type\":\"string\",\"oneOf\":[$(__ek_options 1 "$@")]$(__ek_common)"
+	else
+		prop="{\"type\":\"string\",\"enum\":[$(__ek_options 0 "$@")]$(__ek_common)"
+	fi
+	[ -n "${__ek_default}" ] && prop+=",\"default\":$(mcp_json_escape "${__ek_default}")"
+	ek_ask_json "$(__ek_form "${__ek_field:-choice}" "${prop}}" "$([ -n "${__ek_default}" ] && echo 0 || echo 1)" "${message}")"
+}
+
+__ek_choices() {
+	# __ek_choices TITLED(0|1) [options] MESSAGE OPTION...; --default takes a comma-separated list.
+	local titled="$1" prop items
+	shift
+	__ek_parse "$@"
+	shift "${__ek_shift}"
+	local message="$1"
+	shift
+	if ((titled)); then items="{\"anyOf\":[$(__ek_options 1 "$@")]}"; else items="{\"type\":\"string\",\"enum\":[$(__ek_options 0 "$@")]}"; fi
+	prop="{\"type\":\"array\",\"items\":${items}$(__ek_common)"
+	[ -n "${__ek_min}" ] && prop+=",\"minItems\":${__ek_min}"
+	[ -n "${__ek_max}" ] && prop+=",\"maxItems\":${__ek_max}"
+	if [ -n "${__ek_default}" ]; then
+		local defaults=() IFS=,
+		read -r -a defaults <<<"${__ek_default}"
+		prop+=",\"default\":$(mcp_json_arr "${defaults[@]}")"
+	fi
+	ek_ask_json "$(__ek_form "${__ek_field:-choices}" "${prop}}" "$([ -n "${__ek_default}" ] && echo 0 || echo 1)" "${message}")"
+}
+
+ek_choice() { __ek_choice 0 "$@"; }
+ek_titled_choice() { __ek_choice 1 "$@"; }
+ek_multi_choice() { __ek_choices 0 "$@"; }
+ek_titled_multi_choice() { __ek_choices 1 "$@"; }
+
+ek_url() {
+	# ek_url [--timeout S] MESSAGE URL
+	__ek_parse "$@"
+	shift "${__ek_shift}"
+	local timeout=""
+	[ -n "${__ek_timeout}" ] && timeout=",\"timeout\":${__ek_timeout}"
+	ek_ask_json "{\"message\":$(mcp_json_escape "$1"),\"mode\":\"url\",\"url\":$(mcp_json_escape "$2")${timeout}}"
+}
+
+# mcp-bash's names: the same content keys (confirmed, value, choice, choices) and return codes, plus the
+# options above; a titled multi-select goes out as the spec's items.anyOf.
+__ek_as_mcp() {
+	local code=0
+	"$@" || code=$?
+	__ek_mcp_code "${code}"
+}
+mcp_elicit_confirm() { __ek_as_mcp ek_confirm "$@"; }
+mcp_elicit_string() { __ek_as_mcp ek_string "$@"; }
+mcp_elicit_number() { __ek_as_mcp ek_number "$@"; }
+mcp_elicit_choice() { __ek_as_mcp ek_choice "$@"; }
+mcp_elicit_titled_choice() { __ek_as_mcp ek_titled_choice "$@"; }
+mcp_elicit_multi_choice() { __ek_as_mcp ek_multi_choice "$@"; }
+mcp_elicit_titled_multi_choice() { __ek_as_mcp ek_titled_multi_choice "$@"; }
