@@ -114,7 +114,10 @@ async def test_elicitkit_ask_exits_1_on_decline_and_4_when_nobody_can_be_asked(m
     unable, _ = shell_server(fallback="error")
     async with Client(unable, mode=mode) as client:  # no forms, and no fallback to the model
         refused = await client.call_tool("py_ask", {"service": "api"})
-    assert text_of(refused).strip() == 'not restarted (exit 4: {"action": "decline", "content": null, "error": "not_supported"})'
+    assert (
+        text_of(refused).strip()
+        == 'not restarted (exit 4: {"action": "decline", "content": null, "error": "not_supported"})'
+    )
 
 
 async def test_a_tool_the_person_is_never_asked_by_gets_arguments_checked_against_its_input_schema(mode: str) -> None:
@@ -205,4 +208,41 @@ async def test_a_tool_past_its_time_limit_is_ended_with_an_error_result(mode: st
     assert text_of(result) == "Tool slow timed out after 1 seconds"
     for pid in pids_in(pids):
         await ended(pid)
+    await settled(hitl)
+
+
+async def test_time_spent_waiting_for_the_person_does_not_count_against_the_tools_time_limit(
+    mode: str, tmp_path: Path
+) -> None:
+    server, hitl = shell_server()
+    pids = tmp_path / "pids"
+    thinking = 1.5  # the person takes longer than the tool's whole time limit (timeoutSecs: 1)
+
+    async def slow_person(context: Any, params: ElicitRequestParams) -> ElicitResult:
+        await anyio.sleep(thinking)  # a person deliberating, not a wait for something to happen
+        return accept({"confirmed": True})
+
+    with anyio.fail_after(20):
+        async with Client(server, mode=mode, elicitation_callback=slow_person) as client:
+            started = anyio.current_time()
+            result = await client.call_tool("slow", {"pids": str(pids), "ask": True})
+            took = anyio.current_time() - started
+    assert text_of(result) == "Tool slow timed out after 1 seconds"
+    assert took >= 1 + thinking  # its second of running time, plus the person's time on top
+    await settled(hitl)
+
+
+async def test_without_inotify_request_files_are_found_by_looking_and_still_answered(
+    mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("elicitkit.shell._inotify.available", lambda: False)  # as on macOS or BSD
+    server, hitl = shell_server()
+    human = ScriptedHuman(accept({"name": "Ada"}), accept({"choices": ["mp4"]}))
+    with anyio.fail_after(20):
+        async with Client(server, mode=mode, elicitation_callback=human) as client:
+            result = await client.call_tool("file_protocol", {})
+    assert text_of(result).split() == [
+        '{"action":"accept","content":{"name":"Ada"}}',
+        '{"action":"accept","content":{"choices":["mp4"]}}',
+    ]
     await settled(hitl)

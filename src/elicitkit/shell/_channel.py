@@ -5,7 +5,8 @@ Each call gets a folder only its user can enter (mode 0700) holding:
 - `elicit.request` / `elicit.response`: mcp-bash's file protocol, unchanged
   (`MCP_ELICIT_REQUEST_FILE`, `MCP_ELICIT_RESPONSE_FILE`). The server learns
   of a request from the kernel (inotify) as it is renamed into place, and
-  writes the response atomically (a temporary file renamed over it).
+  writes the response atomically (a temporary file renamed over it). Where
+  there is no inotify (macOS, BSD) it looks for the file every 20 ms instead.
 - `ask`: a FIFO (`ELICITKIT_ASK`) for elicitkit's shell SDK and `elicitkit
   ask`, with no polling on either side. To ask, a program writes its request
   JSON to `q.<anything>.json` in the folder, makes a FIFO `q.<anything>.fifo`
@@ -15,6 +16,7 @@ Each call gets a folder only its user can enter (mode 0700) holding:
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import os
@@ -43,6 +45,7 @@ PROGRESS = "progress"  # MCP_PROGRESS_STREAM: mcp-bash's notifications/progress 
 LOG = "log"  # MCP_LOG_STREAM: notifications/message lines
 _MAX_LINE = 64 * 1024
 _REPLY_WAIT = 10.0  # seconds an asker may take to read a reply larger than a pipe holds
+_POLL = 0.02  # seconds between looks for the request file where the kernel cannot tell (no inotify)
 
 
 class CallFolder:
@@ -53,6 +56,8 @@ class CallFolder:
         for fifo in (ASK, PROGRESS, LOG):
             os.mkfifo(self.path / fifo, 0o600)
         self.asks, self.progress, self.log = (FifoReader(self.path / name) for name in (ASK, PROGRESS, LOG))
+        # Watching from before the tool starts: a request written at once is not missed.
+        self._watch = _watch(self.path)
         self._file_question: anyio.CancelScope | None = None
 
     @property
@@ -86,25 +91,28 @@ class CallFolder:
     async def serve(self, tg: TaskGroup, asker: Asker) -> None:
         """Answer questions from both ways in until cancelled; each question runs in `tg`."""
         async with anyio.create_task_group() as inner:
-            if _inotify.available():
-                inner.start_soon(self._watch_request_file, tg, asker)
+            inner.start_soon(self._watch_request_file, tg, asker)
             inner.start_soon(self._read_ask_fifo, tg, asker)
 
     def remove(self) -> None:
         for reader in (self.asks, self.progress, self.log):
             reader.close()
+        if self._watch is not None:
+            self._watch.close()
         shutil.rmtree(self.path, ignore_errors=True)
 
     # --- mcp-bash's request file ------------------------------------------------------------------
 
     async def _watch_request_file(self, tg: TaskGroup, asker: Asker) -> None:
-        watch = _inotify.FolderWatch(self.path)
-        try:
+        if self._watch is None:
             while True:
-                if await watch.next_name() == REQUEST:
+                if self.request_file.exists():
                     self._take_request_file(tg, asker)
-        finally:
-            watch.close()
+                await anyio.sleep(_POLL)
+        with contextlib.suppress(anyio.ClosedResourceError):
+            while True:
+                if await self._watch.next_name() == REQUEST:
+                    self._take_request_file(tg, asker)
 
     def _take_request_file(self, tg: TaskGroup, asker: Asker) -> None:
         try:
@@ -199,6 +207,17 @@ class FifoReader:
             fd, self._fd = self._fd, None
             anyio.notify_closing(fd)
             os.close(fd)
+
+
+def _watch(folder: Path) -> _inotify.FolderWatch | None:
+    """A kernel watch on the call folder, or None to look every `_POLL` seconds (no inotify, or none left)."""
+    if not _inotify.available():
+        return None
+    try:
+        return _inotify.FolderWatch(folder)
+    except OSError as exc:  # EMFILE / ENOSPC: fs.inotify.max_user_instances or max_user_watches reached
+        logger.warning("shell tool: cannot watch the call folder (%s); looking every %g s instead", exc, _POLL)
+        return None
 
 
 async def _reply_to(raw: bytes, origin: Origin, asker: Asker) -> Reply:

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 """A Python tool: arguments from MCP_TOOL_ARGS_JSON, questions through `elicitkit ask`, the result on stdout."""
+
 import json
 import os
 import subprocess
@@ -9,5 +10,7 @@ asked = subprocess.run(["elicitkit", "ask", "confirm", f"Restart {service}?"], c
 if asked.returncode != 0:
     print(f"not restarted (exit {asked.returncode}: {asked.stdout.strip()})")
     raise SystemExit(0)
-env = subprocess.run(["elicitkit", "ask", "choice", "Where?", "staging", "prod:Production", "--value"], capture_output=True, text=True)
+env = subprocess.run(
+    ["elicitkit", "ask", "choice", "Where?", "staging", "prod:Production", "--value"], capture_output=True, text=True
+)
 print(f"restarted {service} in {env.stdout.strip()} (exit {env.returncode})")
