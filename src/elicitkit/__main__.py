@@ -2,4 +2,4 @@
 
 from elicitkit._cli import main
 
-main()
+raise SystemExit(main())

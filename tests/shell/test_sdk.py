@@ -188,3 +188,15 @@ def test_a_bad_ask_command_line_exits_64_not_a_code_that_reads_as_an_answer(argv
     assert ran.returncode == 64
     assert ran.stdout == ""
     assert "elicitkit ask" in ran.stderr
+
+
+def test_elicitkit_ask_loads_only_the_standard_library_so_a_question_starts_in_milliseconds() -> None:
+    probe = (
+        "import sys\n"
+        "from elicitkit._cli import main\n"
+        "code = main(['ask', 'confirm', 'Deploy?'])\n"
+        "heavy = sorted(m for m in ('mcp', 'mcp_types', 'pydantic', 'anyio', 'starlette', 'jsonschema') if m in sys.modules)\n"
+        "print(code, heavy)\n"
+    )
+    ran = subprocess.run([f"{BIN}/python", "-c", probe], capture_output=True, text=True, timeout=30, env={})
+    assert ran.stdout.splitlines()[-1] == "4 []", ran.stderr

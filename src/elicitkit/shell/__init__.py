@@ -10,107 +10,38 @@ add_shell_tools(hitl, "ops/")       # ops/tools/<name>/{tool.meta.json, tool.sh}
 mcp-bash's file protocol (`MCP_ELICIT_REQUEST_FILE`), elicitkit's shell SDK
 (`source "$MCP_SDK/tool-sdk.sh"`) or `elicitkit ask`; every question goes
 through `hitl.elicit`. See docs/shell.md.
+
+Like `elicitkit` itself, the package imports its parts on first use: programs
+running inside a tool (`elicitkit ask`) start without loading the server.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError, ValidationError
-from mcp.server.mcpserver import Context
-from mcp_types import CallToolResult, TextContent
-
-from elicitkit import _mcp
-from elicitkit._timeouts import SERVER_DEFAULT, Timeout, check_seconds
-from elicitkit.shell._folder import FolderError, ShellTool, find_tools
-from elicitkit.shell._runner import SDK_DIR, Options, run_tool
+import importlib
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from elicitkit._elicitation import Elicitation
+    from elicitkit.shell._add import add_shell_tools, sdk_path
+    from elicitkit.shell._folder import FolderError, ShellTool
+
+_HOMES = {
+    "FolderError": "elicitkit.shell._folder",
+    "ShellTool": "elicitkit.shell._folder",
+    "add_shell_tools": "elicitkit.shell._add",
+    "sdk_path": "elicitkit.shell._add",
+}
 
 __all__ = ["FolderError", "ShellTool", "add_shell_tools", "sdk_path"]
 
 
-def sdk_path() -> Path:
-    """The shell SDK's `tool-sdk.sh` (what `MCP_SDK/tool-sdk.sh` is inside a served tool)."""
-    return SDK_DIR / "tool-sdk.sh"
+def __getattr__(name: str) -> object:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'elicitkit.shell' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
 
 
-def add_shell_tools(
-    hitl: Elicitation,
-    folder: str | os.PathLike[str],
-    *,
-    timeout: float | None = None,
-    question_timeout: Timeout = SERVER_DEFAULT,
-    inherit_env: bool = False,
-    env: Mapping[str, str] | None = None,
-) -> list[ShellTool]:
-    """Serve every tool in `folder` on `hitl`'s server, asking their questions through `hitl`.
-
-    Args:
-        hitl: the server's `Elicitation`.
-        folder: a project folder with `tools/<name>/tool.meta.json` and an
-            executable `tool.sh` (or `tool.py`, ...) per tool, or that `tools/`
-            folder itself. Tools run with the project folder as their working directory.
-        timeout: seconds a tool may run unless its metadata says `timeoutSecs`;
-            `None` for no limit. Time spent waiting for a person does not count.
-        question_timeout: seconds a question from the shell SDK or `elicitkit
-            ask` waits unless it says; by default the server-wide timeout.
-            mcp-bash's own helpers give up after 30 s, and their questions are withdrawn then.
-        inherit_env: give tools the server's whole environment instead of a
-            minimal one (PATH, HOME, LANG, ...). elicitkit's secrets are never passed.
-        env: variables added to every tool's environment.
-
-    Returns:
-        The tools added, sorted by name.
-
-    Raises:
-        FolderError: the folder or a tool's metadata is malformed, or a name is taken.
-    """
-    check_seconds(timeout, "timeout")
-    project, tools = find_tools(folder)
-    options = Options(timeout=timeout, question_timeout=question_timeout, inherit_env=inherit_env, env=env)
-    for tool in tools:
-        try:
-            _mcp.add_raw_tool(
-                hitl.server,
-                _handler(hitl, tool, project, options),
-                name=tool.name,
-                description=tool.description,
-                input_schema=tool.input_schema,
-                output_schema=tool.output_schema,
-                title=tool.title,
-                annotations=tool.annotations,
-            )
-        except ValueError as exc:
-            raise FolderError(f"{tool.script}: {exc}") from None
-    return tools
-
-
-def _handler(hitl: Elicitation, tool: ShellTool, project: Path, options: Options) -> _mcp.RawHandler:
-    try:
-        validator = Draft202012Validator(tool.input_schema)
-        validator.check_schema(tool.input_schema)
-    except SchemaError as exc:
-        raise FolderError(f"{tool.script}: inputSchema is not a valid JSON schema: {exc.message}") from None
-
-    async def call(arguments: dict[str, Any], ctx: Context[Any, Any]) -> Any:
-        problems = [_problem(error) for error in validator.iter_errors(arguments)]
-        if problems:  # the model's mistake to read and correct, as the SDK reports a Python tool's
-            text = f"Invalid arguments for tool {tool.name}: " + "; ".join(sorted(problems))
-            return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
-        return await run_tool(hitl, tool, project, options, arguments, ctx)
-
-    return call
-
-
-def _problem(error: ValidationError) -> str:
-    where = "/".join(str(part) for part in error.absolute_path)
-    # The rejected value is the caller's data: name where, and why by keyword, without echoing it.
-    return f"{where or '(arguments)'}: fails {error.validator!r}" + (
-        f" ({error.message})" if error.validator in ("required", "additionalProperties") else ""
-    )
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
