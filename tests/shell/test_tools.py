@@ -13,7 +13,9 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp_types import ElicitRequestParams, ElicitResult
 
-from elicitkit.testing import ScriptedHuman, accept, cancel, decline
+from elicitkit.channels.base import Responder, Via
+from elicitkit.testing import ScriptedHuman, accept, call_through_model, cancel, decline
+from tests.channels.recording import RecordingChannel
 from tests.scenes import Transport, connect, settled, text_of
 from tests.shell.scenes import EXAMPLE, alive, ended, has_node, pids_in, shell_server
 
@@ -245,4 +247,36 @@ async def test_without_inotify_request_files_are_found_by_looking_and_still_answ
         '{"action":"accept","content":{"name":"Ada"}}',
         '{"action":"accept","content":{"choices":["mp4"]}}',
     ]
+    await settled(hitl)
+
+
+async def test_a_client_without_forms_gets_the_scripts_questions_through_the_model(mode: str) -> None:
+    server, hitl = shell_server(EXAMPLE)
+    human = ScriptedHuman(*RELEASE_ANSWERS)
+    with anyio.fail_after(20):
+        async with Client(server, mode=mode) as client:  # declares no elicitation: the model asks in chat
+            result = await call_through_model(client, "release", {"version": "2.1"}, human)
+    assert result.structured_content == {
+        "success": True,
+        "result": {"message": "Released 2.1", "channel": "beta", "build": "slim", "checks": "lint,unit"},
+    }
+    assert len(human.transcript) == 4
+    await settled(hitl)
+
+
+async def test_a_scripts_question_goes_to_the_channel_the_server_names_and_its_answer_comes_back(mode: str) -> None:
+    channel = RecordingChannel("desk")
+    server, hitl = shell_server(EXAMPLE, channels=[channel], via=Via("desk", "ops"))
+    results: list[Any] = []
+    with anyio.fail_after(20):
+        async with Client(server, mode=mode) as client, anyio.create_task_group() as tg:
+
+            async def call() -> None:
+                results.append(await client.call_tool("release", {"version": "2.1"}))
+
+            tg.start_soon(call)
+            prompt = await channel.next_post(1)
+            assert (prompt.message, prompt.target) == ("Release 2.1?", "ops")
+            assert (await channel.desk.reply(prompt.token, Responder("desk", "7", "Lin"), "decline", None)).ok
+    assert results[0].structured_content == {"success": True, "result": {"message": "Stopped at confirm: decline"}}
     await settled(hitl)
