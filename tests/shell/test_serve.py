@@ -45,7 +45,7 @@ async def test_elicitkit_serve_over_stdio_runs_the_mcp_bash_example(mode: str) -
     with anyio.fail_after(30):
         async with Client(server, mode=mode, elicitation_callback=human) as client:
             assert client.protocol_version == ERAS[mode]
-            assert [t.name for t in (await client.list_tools()).tools] == ["release"]
+            assert [t.name for t in (await client.list_tools()).tools] == ["provision", "release", "restart"]
             released = await client.call_tool("release", {"version": "2.1"})
             stopped = await client.call_tool("release", {"version": "2.2"})
     assert released.structured_content == RELEASED

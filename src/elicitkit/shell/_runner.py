@@ -23,6 +23,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -139,6 +140,7 @@ def _environment(
 ) -> dict[str, str]:
     base = dict(os.environ) if options.inherit_env else {k: os.environ[k] for k in _MINIMAL_ENV if k in os.environ}
     env = {k: v for k, v in base.items() if k not in _SECRETS} | dict(options.env or {})
+    env["PATH"] = _with_own_bin(env.get("PATH", os.defpath))
     jq = shutil.which("jq") or shutil.which("gojq")
     meta = _wire_meta(ctx)
     env.update(
@@ -167,6 +169,18 @@ def _environment(
         }
     )
     return env
+
+
+def _with_own_bin(path: str) -> str:
+    """`path` with this installation's scripts folder first, so `elicitkit ask` is this server's own.
+
+    A server started as `.venv/bin/elicitkit serve` without an activated
+    virtualenv would otherwise leave its tools without `elicitkit` (or with another one).
+    """
+    own = str(Path(sys.executable).parent)
+    if not (Path(own) / "elicitkit").exists():
+        return path
+    return os.pathsep.join([own, *(p for p in path.split(os.pathsep) if p and p != own)])
 
 
 def _wire_meta(ctx: Context[Any, Any]) -> dict[str, Any]:
