@@ -1,6 +1,7 @@
 """A server node for the multi-process tests: streamable HTTP on 127.0.0.1, a free port.
 
     python tests/node_app.py --store URL --node NAME --effects FILE [--secret S]
+                             [--lease SECONDS] [--forward-timeout SECONDS]
 
 Prints `READY <port>` once it accepts connections. Its `provision` tool asks,
 performs a journaled side effect (appending a line to FILE), asks again, and
@@ -22,9 +23,9 @@ from mcp.server.mcpserver import Context, MCPServer
 from elicitkit import Accepted, Elicitation
 
 
-def build(store: str, node: str, effects: str, secret: str | None) -> MCPServer:
+def build(store: str, node: str, effects: str, secret: str | None, timing: dict[str, float]) -> MCPServer:
     server = MCPServer("cluster-test")
-    hitl = Elicitation(server, store=store, node_id=node, secret=secret, forward_timeout=1.0, lease=3.0)
+    hitl = Elicitation(server, store=store, node_id=node, secret=secret, **timing)
 
     def create_vm(name: str) -> str:
         with open(effects, "a") as f:
@@ -53,9 +54,12 @@ async def main() -> None:
     parser.add_argument("--node", required=True)
     parser.add_argument("--effects", required=True)
     parser.add_argument("--secret")
+    parser.add_argument("--lease", type=float)
+    parser.add_argument("--forward-timeout", type=float)
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    server = build(args.store, args.node, args.effects, args.secret)
+    timing = {"lease": args.lease, "forward_timeout": args.forward_timeout}
+    server = build(args.store, args.node, args.effects, args.secret, {k: v for k, v in timing.items() if v is not None})
     # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY only on sockets whose proto says TCP.
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))

@@ -4,7 +4,9 @@
 (b) the owner is SIGKILLed mid-run and the other node replays and completes, the step having run once;
 (c) Redis restarts while runs wait: recovery, never a silent loss;
 (d) with a secret, no answer's plaintext is in Redis or the SQLite file;
-(e) SIGKILL and restart on SQLite completes the waiting run.
+(e) SIGKILL and restart on SQLite completes the waiting run;
+(f) with elicitkit's default timings, a killed owner is taken over within a second (its subscription
+    died with it), and a frozen one that still listens is waited for.
 """
 
 from __future__ import annotations
@@ -35,10 +37,14 @@ CODE_WORD = "PLAINTEXT-CANARY-7Q4"
 class Node:
     """One server process."""
 
-    def __init__(self, store: str, name: str, effects: Path, secret: str | None = SECRET) -> None:
+    def __init__(
+        self, store: str, name: str, effects: Path, secret: str | None = SECRET, *, defaults: bool = False
+    ) -> None:
         self.args = [sys.executable, str(APP), "--store", store, "--node", name, "--effects", str(effects)]
         if secret:
             self.args += ["--secret", secret]
+        if not defaults:  # short timings, so that the tests that wait them out are quick
+            self.args += ["--lease", "3", "--forward-timeout", "1"]
         self.process: subprocess.Popen[str] | None = None
         self.port = 0
 
@@ -74,9 +80,9 @@ class Node:
             self.process.stdout.close()
 
 
-def pair(store: str, effects: Path) -> tuple[Node, Node]:
-    """Two nodes on one store, appending their side effects to one file."""
-    return Node(store, "node-a", effects), Node(store, "node-b", effects)
+def pair(store: str, effects: Path, *, defaults: bool = False) -> tuple[Node, Node]:
+    """Two nodes on one store, appending their side effects to one file (with elicitkit's default timings)."""
+    return Node(store, "node-a", effects, defaults=defaults), Node(store, "node-b", effects, defaults=defaults)
 
 
 @asynccontextmanager
@@ -158,6 +164,55 @@ async def test_the_other_node_replays_a_killed_owners_run_and_the_step_runs_once
     assert_provisioned(final, effects, "cache", "small", finished_on="node-b", created_on="node-a")
 
 
+async def test_a_killed_owner_is_taken_over_within_a_second_and_the_step_runs_once(
+    redis_server: RedisServer, effects: Path
+) -> None:
+    """Default timings (a 15 s lease): the retry must not wait for the dead owner's heartbeat to lapse."""
+    a, b = pair(redis_server.url, effects, defaults=True)
+    cache = provision("cache")
+    async with running(a, b), by_hand(b.url) as on_b:
+        async with by_hand(a.url) as on_a:
+            first = await cache.start(on_a)
+            second = await cache.answer(on_a, first, CODE_WORD)
+            assert isinstance(second, InputRequiredResult)
+        await provision("warm").start(on_b)  # B's first call pays its one-time costs outside the measure
+        a.kill()
+        with anyio.fail_after(1):
+            final = await cache.answer(on_b, second, "small")
+    assert_provisioned(final, effects, "cache", "small", finished_on="node-b", created_on="node-a")
+
+
+async def test_a_frozen_owner_that_still_listens_is_not_taken_over(redis_server: RedisServer, effects: Path) -> None:
+    """Default timings: past the forward timeout (2 s), a frozen owner keeps its subscription, so B waits."""
+    a, b = pair(redis_server.url, effects, defaults=True)
+    slow = provision("slow")
+    async with running(a, b), by_hand(a.url) as on_a, by_hand(b.url) as on_b:
+        first = await slow.start(on_a)
+        assert a.process is not None
+        outcome: list[CallToolResult | InputRequiredResult] = []
+        answered = anyio.Event()
+
+        async def retry_on_b() -> None:
+            outcome.append(await slow.answer(on_b, first, CODE_WORD))
+            answered.set()
+
+        a.process.send_signal(signal.SIGSTOP)
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(retry_on_b)
+                with anyio.move_on_after(3):
+                    await answered.wait()
+                assert not answered.is_set(), "the other node took over a frozen owner that still listens"
+                a.process.send_signal(signal.SIGCONT)
+                await reached(answered, within=15)
+        finally:
+            a.process.send_signal(signal.SIGCONT)
+        second = outcome[0]
+        assert isinstance(second, InputRequiredResult)
+        final = await slow.answer(on_b, second, "large")
+    assert_provisioned(final, effects, "slow", "large", finished_on="node-a", created_on="node-a")
+
+
 async def test_runs_waiting_through_a_redis_restart_complete(tmp_path: Path, effects: Path) -> None:
     redis = RedisServer(tmp_path / "redis", persistent=True)
     await redis.start()
@@ -214,9 +269,11 @@ async def test_a_sqlite_node_killed_and_restarted_completes_the_waiting_run(tmp_
             second = await mail.answer(c, first, CODE_WORD)
             assert isinstance(second, InputRequiredResult)
         first_life.kill()
-    second_life = Node(store, "node-2", effects)
+    second_life = Node(store, "node-2", effects, defaults=True)
     async with running(second_life), by_hand(second_life.url) as c:
-        final = await mail.answer(c, second, "small")
+        await provision("warm").start(c)  # the new process's first call pays its one-time costs
+        with anyio.fail_after(1):  # the old process is gone: taken over at once, no lease to wait out
+            final = await mail.answer(c, second, "small")
     assert_provisioned(final, effects, "mail", "small", finished_on="node-2", created_on="node-1")
 
 

@@ -92,7 +92,9 @@ class Elicitation(AskHelpers, UrlMode, HookMethods):
         node_id: this node's id (random by default; a restart is a new node).
         forward_timeout: seconds to wait for the owner of a run to acknowledge
             a forwarded answer before taking the run over.
-        lease: seconds a node's heartbeat keeps it counted alive.
+        lease: seconds a node's heartbeat keeps it counted alive; with Redis, a
+            node whose process died is counted gone at once (its subscription
+            goes with it), so the lease only bounds the wait for a frozen one.
         public_url: where elicitkit's pages (secure forms, third-party
             callbacks) are reachable from the person's browser; https, or http
             on loopback. Can also be set later: `hitl.public_url = ...`.

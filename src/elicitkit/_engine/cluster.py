@@ -6,6 +6,12 @@ next outcome. The owner resumes the suspended body — nothing runs twice — an
 publishes the outcome back. When nobody listens, or no reply comes in time,
 the receiver takes the run over and replays it from its journal.
 
+A node is alive while its heartbeat is fresh and, where the broker can tell
+(`PresenceBroker`: Redis), while its process still listens on its channel: a
+crashed node's subscription dies with its connection, so it is known gone
+within `ABSENT_FOR` seconds, while a frozen one keeps it and is waited for
+until its heartbeat lapses.
+
 Message: a JSON header line (`id`, `run`, `reply`), then the body sealed under
 the run's principal with the message id as associated data. Outcomes travel
 back the same way.
@@ -30,7 +36,7 @@ from pydantic import BaseModel
 from elicitkit._core.kinds import new_id
 from elicitkit._engine.journal import SealerLike
 from elicitkit._errors import TamperedRecord
-from elicitkit.stores.base import Broker, Store
+from elicitkit.stores.base import Broker, PresenceBroker, Store
 
 __all__ = ["Cluster", "decode_outcome", "encode_outcome"]
 
@@ -41,6 +47,11 @@ def _aad(*parts: str) -> bytes:
 
 
 logger = logging.getLogger("elicitkit")
+
+ABSENT_FOR = 0.3
+"""Seconds a node's channel must stay without a listener before the node counts as gone: long enough
+for a listener that is only reconnecting (a Redis blip) to come back, far shorter than a lease."""
+_PROBE_EVERY = 0.05
 
 # (run id, payload) -> the run's next outcome as a wire dict, or None when the run is not held here.
 Handler = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any] | None]]
@@ -98,6 +109,23 @@ class Cluster:
 
     def channel(self, node: str) -> str:
         return f"{self.prefix}:node:{node}"
+
+    @property
+    def sees_presence(self) -> bool:
+        return isinstance(self.broker, PresenceBroker)
+
+    async def alive(self, node: str) -> bool:
+        """Whether `node` is alive: its heartbeat is fresh and, where the broker can tell, it still listens."""
+        if not await self.store.is_alive(node):
+            return False
+        if not isinstance(self.broker, PresenceBroker):
+            return True
+        gone_at = anyio.current_time() + ABSENT_FOR
+        while await self.broker.listeners(self.channel(node)) == 0:
+            if anyio.current_time() >= gone_at:
+                return False
+            await anyio.sleep(_PROBE_EVERY)
+        return True
 
     async def heartbeat(self, lease: float) -> None:
         """Declare this node alive, renewing at a third of the lease, until cancelled; outages are waited out."""
@@ -183,7 +211,7 @@ class Cluster:
             while True:
                 if await self.broker.publish(self.channel(owner), message) > 0:
                     return True
-                if not await self.store.is_alive(owner):
+                if not await self.alive(owner):
                     return False
                 await anyio.sleep(delay)
                 delay = min(delay * 2, 0.2)
@@ -203,9 +231,14 @@ class Cluster:
 
         None — and the caller takes the run over — when nobody listens, the owner does not
         hold the run, or the owner stops being alive: a slow owner whose heartbeat is fresh
-        is waited for (past `timeout`), never raced, so no body runs on two nodes. The
-        outcome is awaited for up to `wait` seconds (the run's own expiry) in all.
+        (and, with a `PresenceBroker`, who still listens) is waited for past `timeout`, never
+        raced, so no body runs on two nodes. A broker that sees presence is asked every
+        `ABSENT_FOR`, so a crash is noticed at once; otherwise liveness is checked every
+        `check_every` seconds. The outcome is awaited for up to `wait` seconds (the run's
+        own expiry) in all.
         """
+        if self.sees_presence:
+            check_every = min(check_every, ABSENT_FOR)
         mid = new_id()
         exchange = _Exchange(owner, run_id, principal, timeout, wait, check_every, mid)
         # A reply channel of its own, subscribed before publishing: a long-lived shared one would
@@ -233,8 +266,8 @@ class Cluster:
                 except StopAsyncIteration:
                     return None
             if raw is None:
-                overdue = acked or anyio.current_time() - started >= ex.timeout
-                if overdue and not await self.store.is_alive(ex.owner):
+                overdue = acked or self.sees_presence or anyio.current_time() - started >= ex.timeout
+                if overdue and not await self.alive(ex.owner):
                     logger.warning("Node %s went away holding run %s; taking the run over", ex.owner, ex.run_id)
                     return None
                 continue

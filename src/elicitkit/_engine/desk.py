@@ -185,7 +185,7 @@ class ChannelDesk:
             found = await self.durability.load_run(record.run_id, record.principal)
             owner = found[0] if found is not None else owner
         payload = {"op": "channel", "question": question_id, "answer": [answer.action, answer.content], "by": by}
-        if owner is not None and owner != self.policy.node and await self.store.is_alive(owner):
+        if owner is not None and owner != self.policy.node and await self.cluster.alive(owner):
             delivered = await self.cluster.forward(
                 owner, record.run_id, record.principal, payload, self.policy.forward_timeout, 5.0
             )

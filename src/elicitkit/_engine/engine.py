@@ -53,7 +53,7 @@ class Engine:
         self.durability = Durability(self.store, sealer, policy.node)
         self.cluster = Cluster(self.store, broker, sealer, policy.node)
         self.tasks = TaskBook(policy, self.registry, self.durability, self.store, self.cluster)
-        self.runs = RunHost(policy, self.registry, self.durability, self.store, self.tasks)
+        self.runs = RunHost(policy, self.registry, self.durability, self.store, self.cluster, self.tasks)
         self.inbox = Inbox(policy, self.registry, self.durability, self.store, self.cluster, self.runs)
         self.desk = ChannelDesk(policy, self.registry, self.durability, self.store, self.cluster, tokens)
         self.asker = Asker(policy, self.registry, self.durability, self.store, ChannelRoute(policy, self.desk))

@@ -28,6 +28,7 @@ from elicitkit import _mcp
 from elicitkit._core.codec import encode_state
 from elicitkit._core.kinds import Hosting, new_id
 from elicitkit._engine import refusals
+from elicitkit._engine.cluster import Cluster
 from elicitkit._engine.journal import Durability, RunRecord
 from elicitkit._engine.policy import Policy
 from elicitkit._engine.registry import Registry
@@ -49,12 +50,19 @@ class RunHost:
     """Task groups for suspended bodies, one per lifespan entry, and the runs' life in them."""
 
     def __init__(
-        self, policy: Policy, registry: Registry, durability: Durability, store: Store, tasks: TaskBook
+        self,
+        policy: Policy,
+        registry: Registry,
+        durability: Durability,
+        store: Store,
+        cluster: Cluster,
+        tasks: TaskBook,
     ) -> None:
         self.policy = policy
         self.registry = registry
         self.durability = durability
         self.store = store
+        self.cluster = cluster
         self.tasks = tasks
         # The lifespan's task group, found through the context its requests inherit (stdio,
         # in-memory clients, HTTP sessions), or else by the identity of the lifespan state.
@@ -132,7 +140,7 @@ class RunHost:
         if host is None:
             return
         owner, record = found
-        if owner != self.policy.node and await self.store.is_alive(owner):
+        if owner != self.policy.node and await self.cluster.alive(owner):
             return  # its node is alive and holds it
         if owner != self.policy.node and not await self.store.claim_run(run_id, owner, self.policy.node):
             return  # another node took it over first

@@ -222,7 +222,7 @@ class Inbox:
         if self.durability.keeps(record.secret):
             await self.durability.record(record.run_id, principal, record.seq, _entry(record.digest, answer))
         found = await self.durability.load_run(record.run_id, principal)
-        if found is not None and found[0] != self.policy.node and await self.store.is_alive(found[0]):
+        if found is not None and found[0] != self.policy.node and await self.cluster.alive(found[0]):
             payload = {"op": "complete", "question": question_id, "answer": [answer.action, answer.content]}
             await self.cluster.forward(
                 found[0],

@@ -278,7 +278,7 @@ class TaskBook:
         """
         principal = _mcp.principal(rctx)
         found = await self.durability.load_run(run_id, principal)
-        if found is not None and found[0] != self.policy.node and await self.store.is_alive(found[0]):
+        if found is not None and found[0] != self.policy.node and await self.cluster.alive(found[0]):
             timeout = self.policy.forward_timeout
             if await self.cluster.forward(found[0], run_id, principal, payload, timeout, 5.0) is not None:
                 return

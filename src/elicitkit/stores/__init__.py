@@ -15,7 +15,9 @@
   `pip install 'elicitkit[redis]'`; its classes live in `elicitkit.stores.redis`.
 
 Every backend implements the `Store` and `Broker` protocols of
-`elicitkit.stores.base`; bring your own by implementing them. All three also
+`elicitkit.stores.base`; bring your own by implementing them. A broker that
+also implements `PresenceBroker` (Redis does) lets a node tell a crashed owner
+within a fraction of a second instead of waiting out its heartbeat. All three also
 agree on what the protocols leave open (the contract tests pin it):
 
 - a run's journal lives as long as the run: `delete_run` removes it, and once
@@ -30,11 +32,11 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from .base import Broker, Store
+from .base import Broker, PresenceBroker, Store
 from .memory import MemoryBroker, MemoryStore
 from .sqlite import SQLiteStore
 
-__all__ = ["Broker", "MemoryBroker", "MemoryStore", "SQLiteStore", "Store", "open_store"]
+__all__ = ["Broker", "MemoryBroker", "MemoryStore", "PresenceBroker", "SQLiteStore", "Store", "open_store"]
 
 SUPPORTED = "memory://, sqlite:///path.db or redis://host:port/db"
 

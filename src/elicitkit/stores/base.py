@@ -8,7 +8,9 @@ since the epoch (`time.time()`).
 
 A `Broker` carries messages between nodes: each node listens on its own
 channel, and a node that receives an answer for a run it does not hold
-publishes it to the owner's channel.
+publishes it to the owner's channel. A `PresenceBroker` also tells how many
+listeners a channel has on any node, and a process that dies takes its
+listeners with it at once: nodes use it to tell a crashed node from a slow one.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
 from typing import Protocol, runtime_checkable
 
-__all__ = ["Broker", "Store"]
+__all__ = ["Broker", "PresenceBroker", "Store"]
 
 
 @runtime_checkable
@@ -97,3 +99,17 @@ class Broker(Protocol):
         ...
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class PresenceBroker(Broker, Protocol):
+    """A `Broker` that sees every node's listeners, which vanish the moment their process dies.
+
+    A node listens on its own channel for as long as it runs, so a channel without a listener
+    means its node has crashed or stopped (or, for a moment, is reconnecting); a frozen node keeps
+    its listener. `RedisBroker` is one (a subscription lives as long as its connection).
+    """
+
+    async def listeners(self, channel: str) -> int:
+        """How many listeners `channel` has right now, across every node."""
+        ...

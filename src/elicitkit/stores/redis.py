@@ -150,6 +150,10 @@ def _connect(url: str) -> aioredis.Redis:
     return aioredis.Redis.from_url(url, protocol=2)
 
 
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
 def _glob_escape(text: str) -> str:
     return "".join("\\" + char if char in "\\*?[]" else char for char in text)
 
@@ -281,6 +285,12 @@ class RedisBroker:
 
     async def publish(self, channel: str, message: bytes) -> int:
         return int(await self._redis.publish(self.prefix + channel, message))
+
+    async def listeners(self, channel: str) -> int:
+        """`PUBSUB NUMSUB`: Redis drops a subscription with its connection, so a dead process's go at once."""
+        name = self.prefix + channel
+        counts = {_text(channel): int(count) for channel, count in await self._redis.pubsub_numsub(name)}
+        return counts.get(name, 0)
 
     @asynccontextmanager
     async def listen(self, channel: str) -> AsyncIterator[AsyncIterator[bytes]]:
