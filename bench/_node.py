@@ -1,6 +1,7 @@
-"""A server node for bench/cross_node.py: streamable HTTP on 127.0.0.1, a free port.
+"""A server node for bench/cross_node.py and bench/throughput.py: streamable HTTP on 127.0.0.1, a free port.
 
     python bench/_node.py --store redis://127.0.0.1:PORT/0 --node NAME --secret S
+    python bench/_node.py --bare --node NAME            # the bare SDK: no elicitkit at all
 
 Prints `READY <port>` once it accepts connections. Modelled on tests/node_app.py.
 
@@ -8,6 +9,7 @@ Tools:
 
 - `ask(tag)` asks one question with `hitl.text` and returns `"<tag>=<answer>@<node>"`,
   so the caller can check that every run got its own answer and which node finished it;
+- `plain(tag)` asks nothing and returns `"<tag>@<node>"` (on a `--bare` node, the only tool);
 - `bench_stats(reset)` returns this node's server-side timings (ms) and clears them.
 
 Server-side timings, taken without touching elicitkit's source: the node wraps
@@ -73,6 +75,8 @@ def build(store: str, node: str, secret: str) -> MCPServer:
 
     cluster.forward = timed_forward  # type: ignore[method-assign]
 
+    add_plain(server, node)
+
     @server.tool()
     async def ask(tag: str, ctx: Context) -> str:
         """One question; the answer comes back with the node that finished the run."""
@@ -93,15 +97,31 @@ def build(store: str, node: str, secret: str) -> MCPServer:
     return server
 
 
+def add_plain(server: MCPServer, node: str) -> None:
+    @server.tool()
+    async def plain(tag: str) -> str:
+        """Asks nothing: the cost of a tool call alone."""
+        return f"{tag}@{node}"
+
+
+def bare(node: str) -> MCPServer:
+    server = MCPServer("bare-sdk-bench")
+    add_plain(server, node)
+    return server
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--store", required=True)
+    parser.add_argument("--store")
     parser.add_argument("--node", required=True)
-    parser.add_argument("--secret", required=True)
+    parser.add_argument("--secret")
+    parser.add_argument("--bare", action="store_true", help="the bare SDK: no elicitkit, only the plain tool")
     args = parser.parse_args()
+    if not args.bare and not (args.store and args.secret):
+        parser.error("--store and --secret are needed unless --bare")
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     logging.getLogger("mcp").setLevel(logging.WARNING)
-    server = build(args.store, args.node, args.secret)
+    server = bare(args.node) if args.bare else build(args.store, args.node, args.secret)
     # proto=IPPROTO_TCP matters: asyncio sets TCP_NODELAY only on sockets whose proto says TCP, and with
     # proto 0 (socket.socket's default) Nagle holds uvicorn's response body behind its headers until the
     # client's delayed ACK, ~40 ms on every back-to-back request.
