@@ -40,8 +40,8 @@ How to run
 ----------
 From the repository root::
 
-    .venv/bin/python bench/concurrency.py                  # 10,000 runs, about a minute
-    .venv/bin/python bench/concurrency.py --runs 2000 --sample 200
+    .venv/bin/python bench/concurrency.py                  # 10,000 runs, then 100,000 hibernating: minutes
+    .venv/bin/python bench/concurrency.py --runs 2000 --sample 200 --hibernate 10000
 
 How to read it
 --------------
@@ -50,6 +50,10 @@ RSS growth; the second, the time to start and to answer all runs and the answer
 throughput. Then the biggest allocation sites per suspended run. DESIGN.md's
 target is "10,000 concurrently suspended runs in one process, a few KB each", read
 here as <= 8 KiB per run.
+Then the hibernation phase (`bench/hibernation.py`, ``--hibernate`` questions
+on SQLite with ``--max-suspended`` bodies in memory) prints
+``kb_per_hibernated=<x>``: RSS per hibernated run beyond the bare SDK's own
+growth per call, the live bodies counted at pass 2's figure.
 The last line is always ``kb_per_run=<x>``: pass 2's tracemalloc KiB per
 suspended run, two decimals. A missed target is reported, never a failing exit
 code.
@@ -94,9 +98,9 @@ Handle = tuple[str, str]
 # -- the server and the two halves of a round trip ------------------------------
 
 
-def build() -> tuple[MCPServer, Elicitation]:
+def build(**options: Any) -> tuple[MCPServer, Elicitation]:
     server = MCPServer("bench-concurrency")
-    hitl = Elicitation(server)
+    hitl = Elicitation(server, **options)
 
     @server.tool()
     async def ask(tag: str, ctx: Context) -> str:
@@ -478,6 +482,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--sample", type=int, default=300, help="runs in the deep-traced attribution pass (default 300; 0 skips)"
     )
+    parser.add_argument(
+        "--hibernate",
+        type=int,
+        default=100_000,
+        help="questions waiting in the hibernation phase, on SQLite (default 100000; 0 skips; bench/hibernation.py)",
+    )
+    parser.add_argument("--max-suspended", type=int, default=1000, help="bodies in memory in that phase (default 1000)")
     args = parser.parse_args(argv)
     if args.runs < 1 or args.concurrency < 1 or args.sample < 0:
         parser.error("--runs and --concurrency must be at least 1, --sample at least 0")
@@ -487,6 +498,12 @@ def main(argv: list[str] | None = None) -> None:
     t0 = time.perf_counter()
     res = anyio.run(bench, args.runs, args.concurrency, args.sample)
     kb = report(res, time.perf_counter() - t0)
+    if args.hibernate:
+        from hibernation import phase
+
+        print()
+        hibernated = phase(args.hibernate, args.max_suspended, args.concurrency, 1000, live_kib=kb)
+        print(f"kb_per_hibernated={hibernated:.2f}")
     print(f"kb_per_run={kb:.2f}")
 
 

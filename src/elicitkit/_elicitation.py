@@ -100,6 +100,9 @@ class Elicitation(AskHelpers, UrlMode, HookMethods):
             on loopback. Can also be set later: `hitl.public_url = ...`.
         url_wait: seconds a 2026-07-28 retry (or a fallback answer) waits for
             the person to finish elicitkit's page before it is told to retry later.
+        max_suspended: tool bodies kept waiting in memory at most; beyond it the
+            longest waiting *hibernate* (their task ends, their records stay in
+            the store) and the answer's request replays them from their journal.
         page_identity: `async (request) -> principal` telling who opens one of
             elicitkit's pages (your session cookie or SSO). When given, only the
             principal who was asked can use a link, as the spec requires of
@@ -131,6 +134,7 @@ class Elicitation(AskHelpers, UrlMode, HookMethods):
         lease: float = 15.0,
         public_url: str | None = None,
         url_wait: float = 10.0,
+        max_suspended: int | None = None,
         page_identity: PageIdentity | None = None,
         channels: Sequence[Channel] = (),
         via: Via | None = None,
@@ -141,6 +145,8 @@ class Elicitation(AskHelpers, UrlMode, HookMethods):
         check_seconds(keepalive, "keepalive")
         check_seconds(forward_timeout, "forward_timeout", none_ok=False)
         check_seconds(lease, "lease", none_ok=False)
+        if max_suspended is not None and (type(max_suspended) is not int or max_suspended < 1):
+            raise ValueError(f"max_suspended must be a whole number of runs, 1 or more, or None, not {max_suspended!r}")
         if not (fallback in ("llm", "error") or callable(fallback)):
             raise ValueError(f'fallback must be "llm", "error" or an async callable, not {fallback!r}')
         if getattr(server, _ATTACHED, None) is not None:
@@ -179,6 +185,7 @@ class Elicitation(AskHelpers, UrlMode, HookMethods):
             # A retry after the SDK's requestState TTL is refused before it reaches a run: stop waiting then.
             run_expiry=min(run_expiry, ttl) if ttl is not None else run_expiry,
             url_wait=url_wait,
+            max_suspended=max_suspended,
             keepalive=keepalive,
             one_pending_per_session=one_pending_per_session,
             fallback=fallback,

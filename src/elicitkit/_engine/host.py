@@ -117,7 +117,7 @@ class RunHost:
                 return await call_next(rctx)
             finally:
                 current_run.reset(token)
-                self.registry.runs.pop(run.id, None)
+                self.registry.release(run)
         await self.store_run(run)
         if task is not None:
             record = await self.tasks.start(run, task)
@@ -204,6 +204,8 @@ class RunHost:
                         await self.tasks.finish(run, run.final)
                     except StoreUnavailable:
                         logger.warning("Could not record the outcome of task %s", run.id)
+            elif run.hibernated:
+                return  # its records stay: the answer's request replays it (the `finally` below keeps them)
             elif run.final is None:
                 logger.info(
                     "Run %s of tool %r ended unfinished: no answer came in time, or it was cancelled", run.id, run.tool
@@ -221,7 +223,7 @@ class RunHost:
                 run.mark_picked()  # `tasks/result` waits for this: the outcome is in the task's record now
             for question in list(run.pending.values()):
                 question.resolve_cancelled()
-            self.registry.runs.pop(run.id, None)
+            self.registry.release(run)
             if finished and not run.stale:
                 # Shutdown is the other way out: then the records stay, and a restart replays the run.
                 with anyio.CancelScope(shield=True):
@@ -234,6 +236,7 @@ class RunHost:
 
     async def await_outcome(self, run: Run, rctx: ServerRequestContext[Any, Any] | None) -> HandlerResult:
         """Wait for the run's next outcome on behalf of a request (None: a request forwarded from another node)."""
+        self.registry.unpark(run)
         run.rctx = rctx
         outcome: Final | list[Question] | Literal["task"] | None = None
         try:
@@ -263,11 +266,42 @@ class RunHost:
         by_model = [q for q in outcome if q.route == "llm"]
         if by_model:
             # A model handles one question at a time; the others follow in later results.
-            return self._pending_for_model(run, by_model[0])
+            pending = self._pending_for_model(run, by_model[0])
+            self._park(run)
+            return pending
         nonce = run.expect_retry(self.policy.run_expiry)
+        self._park(run)
         return InputRequiredResult(
             input_requests={q.id: ElicitRequest(params=q.wire_params()) for q in outcome},
             request_state=encode_state(run.id, nonce),
+        )
+
+    def _park(self, run: Run) -> None:
+        """`run` now waits for its next request; past `max_suspended` waiting bodies, the longest waiting
+        hibernate: their tasks end, their records stay in the store, and their answers replay them."""
+        limit = self.policy.max_suspended
+        if limit is None:
+            return
+        parked = self.registry.parked
+        parked[run.id] = run
+        while len(parked) > limit:
+            oldest = parked.pop(next(iter(parked)))
+            if self._can_hibernate(oldest):
+                oldest.hibernated = True
+                self.registry.release(oldest)  # from now on its requests find it in the store, and replay it
+                oldest.scope.cancel()
+
+    def _can_hibernate(self, run: Run) -> bool:
+        """Whatever answers `run` now is journaled, and its next request replays it (not so for channels, tasks,
+        pages the person has open, or secret answers that are not kept)."""
+        if run.rctx is not None or run.final is not None or run.ending or run.task or run.task_wanted:
+            return False
+        return bool(run.pending) and all(
+            q.route in ("mrtr", "llm")
+            and q.via is None
+            and not q.acknowledged
+            and self.durability.keeps(q.secret_fields)
+            for q in run.pending.values()
         )
 
     def _pending_for_model(self, run: Run, question: Question, note: str = "") -> HandlerResult:

@@ -84,6 +84,7 @@ class Inbox:
         answers = _parse_responses(params.get("inputResponses"))
         run = self.registry.runs.get(run_id)
         if run is not None:
+            self.registry.unpark(run)  # not to hibernate while its answers are journaled
             if not run.hosted or run.tool != params.get("name") or run.principal != principal:
                 raise refusals.unknown()
             if run.ending:
@@ -142,6 +143,7 @@ class Inbox:
             run = question.owner
             if run is None or run.ending or question.caller != caller:
                 return not_open
+            self.registry.unpark(run)
             if only_acknowledges(question.observable, answer.action):
                 # The model says the person went to the link: wait (bounded) for our page to complete it,
                 # or, when the page already has, hand over what the run did next.
@@ -250,6 +252,7 @@ class Inbox:
         run = self.registry.hosted_run(run_id)
         if run is None or run.ending or payload.get("op") not in ("answers", "complete"):
             return None
+        self.registry.unpark(run)
         if payload["op"] == "complete":
             question = run.pending.get(str(payload.get("question")))
             if question is not None:

@@ -33,6 +33,8 @@ class Policy:
     """Nodes share the store: answers may land on a node that does not hold the run."""
     forward_timeout: float
     lease: float
+    max_suspended: int | None = None
+    """Suspended bodies a node keeps; the longest waiting beyond this hibernate (None: no limit)."""
 
     @property
     def uses_model(self) -> bool:

@@ -20,6 +20,8 @@ class Registry:
         """Open questions on human channels, by question id."""
         self.stopping = 0
         """How many of the server's lifespans are shutting down now (runs cancelled then keep what they await)."""
+        self.parked: dict[str, Run] = {}
+        """Hosted runs waiting for their next request, the longest waiting first (hibernation evicts from here)."""
         self._session_questions: dict[object, Question] = {}
 
     @property
@@ -30,6 +32,18 @@ class Registry:
         """The run, when this process hosts it (inline runs cannot be resumed from outside their request)."""
         run = self.runs.get(run_id)
         return run if run is not None and run.hosted else None
+
+    def unpark(self, run: Run) -> Run:
+        """A request has come for `run`: it is no longer one that waits, so it cannot be evicted."""
+        self.parked.pop(run.id, None)
+        return run
+
+    def release(self, run: Run) -> None:
+        """`run` ended here (finished, expired, or hibernated): forget it, unless a replay holds its id now."""
+        if self.runs.get(run.id) is run:
+            del self.runs[run.id]
+        if self.parked.get(run.id) is run:
+            del self.parked[run.id]
 
     def claim_session(self, key: object, question: Question) -> None:
         """Make `question` the session's one open question; the previous one is cancelled."""

@@ -315,9 +315,9 @@ class Asker:
             self.registry.forget(question)
             if run is not None and run.hosted and route.name in ("mrtr", "llm") and question.mode == "form":
                 # The stored record must not outlive the question: its elicitId must stop working. (A link's
-                # record stays with its run; the journal says it was answered.)
-                with anyio.CancelScope(shield=True), suppress(Exception):
-                    await self.store.delete_question(question.id)
+                # record stays with its run; the journal says it was answered. A hibernated run's stays open:
+                # its answer is journaled from it.)
+                await self._close_record(run, question)
         if question.answer is None:
             raise ElicitationTimeout(timeout)
         if question.failure is not None:
@@ -327,6 +327,11 @@ class Asker:
             with anyio.CancelScope(shield=True), suppress(Exception):
                 await rctx.session.send_elicit_complete(question.id, related_request_id=rctx.request_id)
         return question.answer
+
+    async def _close_record(self, run: Run, question: Question) -> None:
+        if not run.hibernated:
+            with anyio.CancelScope(shield=True), suppress(Exception):
+                await self.store.delete_question(question.id)
 
 
 def wants_progress(rctx: ServerRequestContext[Any, Any]) -> bool:

@@ -22,6 +22,7 @@ from mcp_types import ElicitRequestFormParams, ElicitRequestURLParams
 from elicitkit import _mcp
 from elicitkit._core.kinds import Answer, Hosting, Mode, QuestionState, RouteName, Stage, new_id, only_acknowledges
 from elicitkit._core.rounds import Round
+from elicitkit._core.wake import Wake
 from elicitkit._errors import InvalidElicitationContent
 from elicitkit._schema import FormSchema, to_data
 from elicitkit.channels.base import Responder, Via
@@ -107,7 +108,7 @@ class Question:
     _reached: tuple[Stage, ...] = ()
     _checked: tuple[Any, Any] | None = None
     """The accepted content `judge` found valid and the typed answer built from it, so it is built once."""
-    _answered: anyio.Event | None = None
+    _answered: Wake | None = None
 
     async def reached(self, stage: Stage) -> None:
         """The route got the question to `stage`; the watcher hears of each stage once."""
@@ -120,7 +121,7 @@ class Question:
     async def wait(self) -> None:
         """Wait for `resolve` (the 2026-07-28 route, where the answer arrives with a retry)."""
         if self.answer is None:
-            self._answered = anyio.Event()
+            self._answered = Wake()
             await self._answered.wait()
 
     @property
@@ -222,7 +223,7 @@ class Final:
     error: BaseException | None = None
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Run:
     """One execution of a tool body and its open questions."""
 
@@ -246,6 +247,8 @@ class Run:
     """This copy replays a run an earlier copy began (a restart, a takeover)."""
     stale: bool = False
     """Another node took this run over; this copy stops and leaves the records alone."""
+    hibernated: bool = False
+    """Evicted while it waited (`max_suspended`): its body stops, its records stay, and the answer replays it."""
     journal: dict[int, Any] = field(default_factory=dict)
     """Entries recorded before this body started (a replay); consulted by `elicit` and `step`."""
     next_seq: int = 0
@@ -255,12 +258,12 @@ class Run:
     """The task's record as this node last wrote it (a task's status and outcome), guarded by `task_lock`."""
     task_lock: anyio.Lock | None = None
     _attached: anyio.Event | None = None
-    _waiting: list[Any] = field(default_factory=list)
+    _waiting: tuple[Any, ...] = ()
     """The requests waiting for this task (`tasks/result`), the latest last."""
     task_wanted: bool = False
     """The body asked on a human channel and the waiting client takes tasks: hand it a task now."""
     # Created only while someone waits: 10,000 suspended runs should not carry idle events.
-    _changed: anyio.Event | None = None
+    _changed: Wake | None = None
 
     @property
     def hosted(self) -> bool:
@@ -285,7 +288,7 @@ class Run:
 
     def attach(self, rctx: Any) -> None:
         """A request now waits for this run (a 2025-11-25 `tasks/result`): questions for the client go on it."""
-        self._waiting.append(rctx)
+        self._waiting = (*self._waiting, rctx)
         self.rctx = rctx
         if self._attached is not None:
             self._attached.set()
@@ -293,8 +296,7 @@ class Run:
 
     def detach(self, rctx: Any) -> None:
         """That request stops waiting; questions go on another one still waiting, if any."""
-        if rctx in self._waiting:
-            self._waiting.remove(rctx)
+        self._waiting = tuple(waiting for waiting in self._waiting if waiting is not rctx)
         if self.rctx is rctx:
             self.rctx = self._waiting[-1] if self._waiting else None
 
@@ -352,7 +354,7 @@ class Run:
                 askable = self._askable()
                 if askable:
                     return askable
-            self._changed = anyio.Event()
+            self._changed = Wake()
             await self._changed.wait()
 
     def _askable(self) -> list[Question]:

@@ -1,0 +1,201 @@
+"""Hibernation: many more waiting questions than suspended bodies, on SQLite (`bench/concurrency.py`'s last phase).
+
+What it measures
+----------------
+One process, the SDK's in-memory transport (2026-07-28), a SQLite store in a
+temporary folder and `Elicitation(server, max_suspended=--max-suspended)`.
+The tool is `bench/concurrency.py`'s `ask`: one question, the answer back.
+
+1. start `--questions` calls (default 100,000), `--concurrency` in flight: each
+   returns an `InputRequiredResult`. Only `--max-suspended` bodies (default
+   1,000) stay in memory; the others hibernate (their task ends, their run and
+   question records stay in SQLite). It checks `hitl.active_runs`;
+2. process RSS (`/proc/self/statm`) before and after step 1, less the bench's
+   own handles (the input key and requestState it keeps per call to answer
+   later), over the number of waiting questions. That includes the live
+   bodies; the row below it takes them out (`--max-suspended` x the live cost
+   per run that `bench/concurrency.py` measured with tracemalloc) and divides
+   the rest by the hibernated runs. The bare SDK's own RSS growth for as many
+   calls (a tool that asks nothing, same transport and concurrency, measured
+   in a fresh process first) is shown next to it, and the last row is the
+   difference: what a hibernated run costs elicitkit's node;
+3. answer `--answer` of the oldest (hibernated) runs: each retry loads the run
+   from SQLite and replays its body, whose question is answered from the
+   journal at once; every answer is checked.
+
+How to run
+----------
+Alone, or as the last phase of `bench/concurrency.py`::
+
+    .venv/bin/python bench/hibernation.py                   # 100,000 questions, a few minutes
+    .venv/bin/python bench/hibernation.py --questions 20000
+
+The last line is ``kb_per_hibernated=<x>``: KiB of RSS per hibernated run,
+less the bare SDK's growth per call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import logging
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+
+sys.path.insert(0, str(Path(__file__).parent))
+from concurrency import KIB, answer_all, build, connect, handles_bytes, rss, start_all, warm_up
+from mcp import Client
+from mcp.server.mcpserver import MCPServer
+
+
+@dataclass
+class Hibernation:
+    questions: int
+    max_suspended: int
+    concurrency: int
+    answered: int
+    active: int = 0
+    rss_growth: int = 0
+    handles: int = 0
+    store_bytes: int = 0
+    start_seconds: float = 0.0
+    answer_seconds: float = 0.0
+    bare_per_call: float = 0.0
+    """KiB of RSS the bare SDK grows per call on the same rig (a tool that asks nothing)."""
+
+    def per_question(self) -> float:
+        """KiB of RSS per waiting question, the live bodies included."""
+        return (self.rss_growth - self.handles) / self.questions / KIB
+
+    def per_hibernated(self, live_kib: float) -> float:
+        """KiB of RSS per hibernated run, once the live bodies (at `live_kib` each) are taken out."""
+        hibernated = self.questions - self.active
+        return (self.rss_growth - self.handles - self.active * live_kib * KIB) / max(hibernated, 1) / KIB
+
+
+async def measure(questions: int, max_suspended: int, concurrency: int, answered: int) -> Hibernation:
+    res = Hibernation(questions, max_suspended, concurrency, min(answered, questions))
+    with tempfile.TemporaryDirectory() as folder:
+        db = Path(folder) / "state.db"
+        server, hitl = build(store=f"sqlite:///{db}", max_suspended=max_suspended)
+        async with connect(server) as client:
+            await warm_up(client, concurrency)
+            gc.collect()
+            before = rss()
+            t0 = time.perf_counter()
+            handles = await start_all(client, questions, concurrency, first=0)
+            res.start_seconds = time.perf_counter() - t0
+            res.active = hitl.active_runs
+            if len(handles) != questions or res.active != min(max_suspended, questions):
+                raise RuntimeError(f"{len(handles)} calls waiting, {res.active} bodies in memory")
+            gc.collect()
+            res.rss_growth = rss() - before
+            res.handles = handles_bytes(handles)
+            res.store_bytes = folder_bytes(folder)
+            t0 = time.perf_counter()
+            await answer_all(client, handles[: res.answered], concurrency, first=0)
+            res.answer_seconds = time.perf_counter() - t0
+    return res
+
+
+def folder_bytes(folder: str) -> int:
+    return sum(p.stat().st_size for p in Path(folder).iterdir())
+
+
+async def bare_growth(calls: int, concurrency: int) -> float:
+    """KiB of RSS per call the bare SDK's in-memory transport grows by: `calls` calls of a tool that asks nothing."""
+    server = MCPServer("bench-bare")
+
+    @server.tool()
+    async def plain(tag: str) -> str:
+        return tag
+
+    async with Client(server, mode="auto") as client:
+        for i in range(200):
+            await client.call_tool("plain", {"tag": f"w{i}"})
+        gc.collect()
+        before = rss()
+        limiter = anyio.CapacityLimiter(concurrency)
+
+        async def one(i: int) -> None:
+            async with limiter:
+                await client.session.call_tool("plain", {"tag": f"t{i}"})
+
+        async with anyio.create_task_group() as tg:
+            for i in range(calls):
+                tg.start_soon(one, i)
+        gc.collect()
+        return (rss() - before) / calls / KIB
+
+
+def bare_in_fresh_process(calls: int, concurrency: int) -> float:
+    out = subprocess.run(
+        [sys.executable, __file__, "--bare", "--questions", str(calls), "--concurrency", str(concurrency)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return float(out.strip().splitlines()[-1].split("=")[1])
+
+
+def report(res: Hibernation, live_kib: float) -> float:
+    n, live = res.questions, res.active
+    print(
+        f"hibernation (SQLite, max_suspended={res.max_suspended}): {n} questions waiting, {live} bodies in memory, "
+        f"{n - live} hibernated"
+    )
+    per_hibernated = res.per_hibernated(live_kib)
+    own = per_hibernated - res.bare_per_call
+    rows = [
+        ("RSS per waiting question (live bodies included)", res.per_question(), "KiB"),
+        (f"RSS per hibernated run (less {live} live x {live_kib:.2f} KiB)", per_hibernated, "KiB"),
+        (f"  the bare SDK's own RSS growth per call ({n} calls that ask nothing)", res.bare_per_call, "KiB"),
+        ("  elicitkit's cost per hibernated run (the difference)", own, "KiB"),
+        ("SQLite file per waiting question", res.store_bytes / n / KIB, "KiB"),
+        ("start, per call (SQLite writes, evictions)", res.start_seconds / n * 1e6, "µs"),
+        (
+            f"answer {res.answered} hibernated runs, per answer (load, replay)",
+            res.answer_seconds / max(res.answered, 1) * 1e6,
+            "µs",
+        ),
+    ]
+    for label, value, unit in rows:
+        print(f"  {label:<72} {value:>9.2f} {unit}")
+    print(f"  every answered run got its own answer; total RSS growth {res.rss_growth / KIB / KIB:.1f} MiB")
+    return own
+
+
+def phase(questions: int, max_suspended: int, concurrency: int, answered: int, live_kib: float) -> float:
+    """Measure and report; elicitkit's KiB per hibernated run."""
+    bare = bare_in_fresh_process(questions, concurrency)
+    res = anyio.run(measure, questions, max_suspended, concurrency, answered)
+    res.bare_per_call = bare
+    return report(res, live_kib)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--questions", type=int, default=100_000, help="questions waiting at once (default 100000)")
+    parser.add_argument("--max-suspended", type=int, default=1000, help="bodies kept in memory (default 1000)")
+    parser.add_argument("--concurrency", type=int, default=100, help="calls in flight (default 100)")
+    parser.add_argument("--answer", type=int, default=1000, help="hibernated runs answered (default 1000)")
+    parser.add_argument("--live-kib", type=float, default=24.0, help="heap per live body, for the second row")
+    parser.add_argument("--bare", action="store_true", help="only the bare SDK's growth per call (a fresh process)")
+    args = parser.parse_args(argv)
+    if args.bare:
+        print(f"bare_kib_per_call={anyio.run(bare_growth, args.questions, args.concurrency):.3f}")
+        return
+    logging.getLogger("mcp").setLevel(logging.WARNING)
+    logging.getLogger("elicitkit").setLevel(logging.WARNING)
+    own = phase(args.questions, args.max_suspended, args.concurrency, args.answer, args.live_kib)
+    print(f"kb_per_hibernated={own:.2f}")
+
+
+if __name__ == "__main__":
+    main()
