@@ -18,6 +18,7 @@ from elicitkit import Accepted, Elicitation
 from elicitkit.stores.memory import MemoryStore
 from elicitkit.testing import ScriptedHuman, accept
 from tests.examples import load_example
+from tests.scenes import settled
 
 pytestmark = pytest.mark.anyio
 
@@ -118,10 +119,11 @@ async def test_an_unreachable_store_gets_a_clear_retryable_error() -> None:
         with pytest.raises(MCPError, match="store is unavailable") as info:
             await client.session.call_tool("order", {"item": "tea"}, allow_input_required=True)
         assert info.value.error.data == {"reason": "store_unavailable"}
+        await settled(hitl)  # the refused call left no run behind
         store.down = False
         asked = await client.session.call_tool("order", {"item": "tea"}, allow_input_required=True)
-    assert isinstance(asked, InputRequiredResult)
-    assert hitl.active_runs == 1
+        assert isinstance(asked, InputRequiredResult)
+        assert hitl.active_runs == 1
 
 
 async def test_a_shared_store_without_a_secret_warns_loudly(
@@ -181,3 +183,47 @@ async def test_the_provisioner_example_runs_on_sqlite(tmp_path: Path, monkeypatc
     async with Client(module.server, mode="auto", elicitation_callback=human) as client:
         result = await client.call_tool("provision", {"name": "web"})
     assert text(result) == "vm-web (large) is up and public."
+
+
+class CountingStore(MemoryStore):
+    """Counts the run-record operations a call costs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[str] = []
+
+    async def put_run(self, *args: Any, **kwargs: Any) -> None:
+        self.calls.append("put_run")
+        await super().put_run(*args, **kwargs)
+
+    async def get_run(self, run_id: str) -> tuple[str, bytes] | None:
+        self.calls.append("get_run")
+        return await super().get_run(run_id)
+
+    async def delete_run(self, run_id: str) -> None:
+        self.calls.append("delete_run")
+        await super().delete_run(run_id)
+
+
+async def test_a_call_that_asks_nothing_costs_the_store_nothing_and_a_step_leaves_no_record_behind() -> None:
+    store = CountingStore()
+    server = MCPServer("t")
+    hitl = Elicitation(server, store=store)
+
+    @server.tool()
+    async def plain(n: int) -> int:
+        return n + 1
+
+    @server.tool()
+    async def charge(ctx: Context) -> str:
+        return str(await hitl.step(ctx, "charge", lambda: "r-1"))
+
+    async with Client(server, mode="auto") as client:
+        assert text(await client.call_tool("plain", {"n": 1})) == "2"
+        assert store.calls == []
+        assert text(await client.call_tool("charge", {})) == "r-1"
+        await settled(hitl)
+    assert "put_run" in store.calls  # its journal had a record to belong to
+    assert store.calls[-1] == "delete_run"
+    assert store._runs == {}
+    assert store._journals == {}

@@ -29,10 +29,9 @@ from elicitkit._urlmode import UrlMode
 from elicitkit._web.app import PageIdentity
 from elicitkit._web.tokens import LinkTokens
 from elicitkit.channels.base import Channel, Via
-from elicitkit.stores import open_store
+from elicitkit.stores import store_and_broker
 from elicitkit.stores.base import Broker, Store
-from elicitkit.stores.memory import MemoryBroker, MemoryStore
-from elicitkit.stores.sqlite import SQLiteStore
+from elicitkit.stores.memory import MemoryBroker
 
 __all__ = ["Elicitation"]
 
@@ -100,9 +99,8 @@ class Elicitation(AskHelpers, UrlMode, HookMethods):
             on loopback. Can also be set later: `hitl.public_url = ...`.
         url_wait: seconds a 2026-07-28 retry (or a fallback answer) waits for
             the person to finish elicitkit's page before it is told to retry later.
-        max_suspended: tool bodies kept waiting in memory at most; beyond it the
-            longest waiting *hibernate* (their task ends, their records stay in
-            the store) and the answer's request replays them from their journal.
+        max_suspended: waiting tool bodies kept in memory; beyond it the longest
+            waiting hibernate to the store and their answer replays them.
         page_identity: `async (request) -> principal` telling who opens one of
             elicitkit's pages (your session cookie or SSO). When given, only the
             principal who was asked can use a link, as the spec requires of
@@ -145,8 +143,6 @@ class Elicitation(AskHelpers, UrlMode, HookMethods):
         check_seconds(keepalive, "keepalive")
         check_seconds(forward_timeout, "forward_timeout", none_ok=False)
         check_seconds(lease, "lease", none_ok=False)
-        if max_suspended is not None and (type(max_suspended) is not int or max_suspended < 1):
-            raise ValueError(f"max_suspended must be a whole number of runs, 1 or more, or None, not {max_suspended!r}")
         if not (fallback in ("llm", "error") or callable(fallback)):
             raise ValueError(f'fallback must be "llm", "error" or an async callable, not {fallback!r}')
         if getattr(server, _ATTACHED, None) is not None:
@@ -156,18 +152,7 @@ class Elicitation(AskHelpers, UrlMode, HookMethods):
         secrets = [secret] if isinstance(secret, str) else list(secret) if secret is not None else secrets_from_env()
         ring = Sealer(secrets) if secrets else None
         sealer: Sealer | PlainSealer = ring if ring is not None else PlainSealer()
-        if isinstance(store, str) or store is None:
-            the_store, the_broker = open_store(store)
-            broker = broker or the_broker
-        else:
-            the_store = store
-            if broker is None and not isinstance(store, MemoryStore | SQLiteStore):
-                logger.warning(
-                    "elicitkit: a %s was given without a broker, so nodes cannot reach each other: an answer that "
-                    "lands on another node replays the run there. Pass broker= (e.g. RedisBroker(url)) or store=URL.",
-                    type(store).__name__,
-                )
-            broker = broker or MemoryBroker()
+        the_store, broker = store_and_broker(store, broker)
         shared = not isinstance(broker, MemoryBroker)
         if ring is not None:
             _mcp.use_request_state_keys(server, ring.request_state_keys())

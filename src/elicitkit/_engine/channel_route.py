@@ -24,7 +24,7 @@ from mcp.server.mcpserver import Context
 from elicitkit._core.journal import reusable_answer
 from elicitkit._core.kinds import ACTIONS, Answer, RouteName
 from elicitkit._engine.desk import ChannelDesk
-from elicitkit._engine.journal import QuestionRecord, RunRecord
+from elicitkit._engine.journal import QuestionRecord
 from elicitkit._engine.policy import Policy
 from elicitkit._engine.routes import keep_alive, offer_task, wants_progress
 from elicitkit._engine.run import Question, Run
@@ -71,8 +71,7 @@ class ChannelRoute:
             ttl = expires - time.time() + self.policy.run_expiry
             if run.task_record is not None:  # a task's run lives as long as the task, at least
                 ttl = max(ttl, run.task_record["created"] + run.task_record["ttl"] - time.time())
-            run_record = RunRecord(run.tool, run.arguments, run.mrtr)
-            await desk.durability.save_run(run.id, run.principal, run_record, ttl)
+            await desk.durability.keep_run(run, ttl)
         desk.registry.channel_questions[asked_as] = question
         run.pending[question.id] = question
         if posted is not None:

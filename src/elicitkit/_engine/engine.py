@@ -119,7 +119,9 @@ class Engine:
         entry = run.journal.get(seq)
         if entry is not None and reusable_step(entry, name):
             return entry.value
-        if self.policy.shared:
+        if not run.stored:
+            await self.durability.keep_run(run, self.policy.run_expiry)  # its journal goes with its record
+        elif self.policy.shared:
             # Fencing: a body whose run another node took over must not perform the side effect again.
             found = await self.store.get_run(run.id)
             if found is not None and found[0] != self.policy.node:

@@ -118,8 +118,10 @@ class RunHost:
             finally:
                 current_run.reset(token)
                 self.registry.release(run)
-        await self.store_run(run)
+        # The record waits until something outside this request may look for the run (its first round, a step,
+        # a channel question): a call that asks nothing costs the store nothing.
         if task is not None:
+            await self.store_run(run)  # polled from the store at once
             record = await self.tasks.start(run, task)
             host.start_soon(self.drive, run, rctx, call_next)
             return self.tasks.created(run, record, legacy=True)
@@ -157,6 +159,7 @@ class RunHost:
         run = Run(id=run_id, tool=record.tool, principal=principal, mrtr=record.mrtr, hosting=Hosting.HOSTED)
         run.arguments = record.arguments
         run.rebuilt = True
+        run.stored = True
         self.registry.runs[run_id] = run
         return run
 
@@ -224,7 +227,7 @@ class RunHost:
             for question in list(run.pending.values()):
                 question.resolve_cancelled()
             self.registry.release(run)
-            if finished and not run.stale:
+            if finished and run.stored and not run.stale:
                 # Shutdown is the other way out: then the records stay, and a restart replays the run.
                 with anyio.CancelScope(shield=True):
                     try:
@@ -253,6 +256,7 @@ class RunHost:
             return self._still_waiting(run)
         if outcome == "task":
             # The body asked on a human channel and this client takes tasks: it polls from now on.
+            await self.store_run(run)
             record = await self.tasks.start(run, None)
             return self.tasks.created(run, record, legacy=False)
         if isinstance(outcome, Final):
@@ -262,7 +266,11 @@ class RunHost:
             result: HandlerResult = outcome.result
             return result
         # The run waits for another round: keep its records alive for as long as it may.
-        await self.store_run(run)
+        try:
+            await self.store_run(run)
+        except StoreUnavailable:
+            run.scope.cancel()  # nobody could come back for it: the client starts the call again
+            raise
         by_model = [q for q in outcome if q.route == "llm"]
         if by_model:
             # A model handles one question at a time; the others follow in later results.
@@ -323,6 +331,5 @@ class RunHost:
         return InputRequiredResult(request_state=encode_state(run.id, nonce))
 
     async def store_run(self, run: Run) -> None:
-        """Write (or renew) the run's record; written up front so a store outage fails the call cleanly."""
-        record = RunRecord(run.tool, run.arguments, run.mrtr)
-        await self.durability.save_run(run.id, run.principal, record, self.policy.run_expiry)
+        """Write (or renew) the run's record; a store outage then fails the request cleanly (`store_unavailable`)."""
+        await self.durability.keep_run(run, self.policy.run_expiry)

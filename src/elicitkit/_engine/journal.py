@@ -21,7 +21,7 @@ from typing import Any, Protocol
 from elicitkit._core.journal import Entry
 from elicitkit._core.kinds import Mode, RouteName
 from elicitkit._crypto import PlainSealer
-from elicitkit._engine.run import Question
+from elicitkit._engine.run import Question, Run
 from elicitkit._errors import TamperedRecord
 from elicitkit.stores.base import Store
 
@@ -88,6 +88,12 @@ class Durability:
     async def save_run(self, run_id: str, principal: str | None, record: RunRecord, ttl: float) -> None:
         value = {"tool": record.tool, "arguments": record.arguments, "mrtr": record.mrtr, "p": principal}
         await self.store.put_run(run_id, self.node, self._seal(principal, value, f"run:{run_id}"), time.time() + ttl)
+
+    async def keep_run(self, run: Run, ttl: float) -> None:
+        """Write (or renew) a hosted run's record, so other requests and nodes find it; from now on its end
+        deletes it."""
+        await self.save_run(run.id, run.principal, RunRecord(run.tool, run.arguments, run.mrtr), ttl)
+        run.stored = True
 
     async def load_run(self, run_id: str, principal: str | None) -> tuple[str, RunRecord] | None:
         """(owner, record), or None when unknown, expired, or sealed for another principal."""

@@ -36,6 +36,11 @@ class Policy:
     max_suspended: int | None = None
     """Suspended bodies a node keeps; the longest waiting beyond this hibernate (None: no limit)."""
 
+    def __post_init__(self) -> None:
+        limit = self.max_suspended
+        if limit is not None and (type(limit) is not int or limit < 1):
+            raise ValueError(f"max_suspended must be a whole number of runs, 1 or more, or None, not {limit!r}")
+
     @property
     def uses_model(self) -> bool:
         return self.fallback == "llm"

@@ -22,7 +22,7 @@ from mcp_types import ElicitRequestFormParams, ElicitRequestURLParams
 from elicitkit import _mcp
 from elicitkit._core.kinds import Answer, Hosting, Mode, QuestionState, RouteName, Stage, new_id, only_acknowledges
 from elicitkit._core.rounds import Round
-from elicitkit._core.wake import Wake
+from elicitkit._engine.wake import Wake
 from elicitkit._errors import InvalidElicitationContent
 from elicitkit._schema import FormSchema, to_data
 from elicitkit.channels.base import Responder, Via
@@ -247,6 +247,8 @@ class Run:
     """This copy replays a run an earlier copy began (a restart, a takeover)."""
     stale: bool = False
     """Another node took this run over; this copy stops and leaves the records alone."""
+    stored: bool = False
+    """Its record is in the store (written once something outside this request may look for it)."""
     hibernated: bool = False
     """Evicted while it waited (`max_suspended`): its body stops, its records stay, and the answer replays it."""
     journal: dict[int, Any] = field(default_factory=dict)

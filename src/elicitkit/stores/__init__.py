@@ -30,6 +30,7 @@ agree on what the protocols leave open (the contract tests pin it):
 
 from __future__ import annotations
 
+import logging
 from urllib.parse import urlsplit
 
 from .base import Broker, PresenceBroker, Store
@@ -65,3 +66,18 @@ def open_store(url: str | None) -> tuple[Store, Broker]:
 
         return RedisStore(url), RedisBroker(url)
     raise ValueError(f"Unknown store URL {url!r}: use {SUPPORTED}")
+
+
+def store_and_broker(store: str | Store | None, broker: Broker | None) -> tuple[Store, Broker]:
+    """What `Elicitation(store=..., broker=...)` ends up with: a URL's own broker unless one is given; a store
+    object given without a broker reaches no other node (and says so, unless it can only be local anyway)."""
+    if isinstance(store, str) or store is None:
+        opened, own = open_store(store)
+        return opened, broker or own
+    if broker is None and not isinstance(store, MemoryStore | SQLiteStore):
+        logging.getLogger("elicitkit").warning(
+            "elicitkit: a %s was given without a broker, so nodes cannot reach each other: an answer that "
+            "lands on another node replays the run there. Pass broker= (e.g. RedisBroker(url)) or store=URL.",
+            type(store).__name__,
+        )
+    return store, broker or MemoryBroker()

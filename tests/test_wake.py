@@ -5,7 +5,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from elicitkit._core.wake import Wake
+from elicitkit._engine.wake import Wake
 
 pytestmark = pytest.mark.anyio
 
