@@ -105,23 +105,21 @@ class Cluster:
         self.sealer = sealer
         self.node = node
         self.prefix = prefix
+        # Decided once: a runtime protocol check walks every method, and liveness is asked on hot paths.
+        self.presence: PresenceBroker | None = broker if isinstance(broker, PresenceBroker) else None
         self._seen: OrderedDict[str, float] = OrderedDict()
 
     def channel(self, node: str) -> str:
         return f"{self.prefix}:node:{node}"
 
-    @property
-    def sees_presence(self) -> bool:
-        return isinstance(self.broker, PresenceBroker)
-
     async def alive(self, node: str) -> bool:
         """Whether `node` is alive: its heartbeat is fresh and, where the broker can tell, it still listens."""
         if not await self.store.is_alive(node):
             return False
-        if not isinstance(self.broker, PresenceBroker):
+        if self.presence is None:
             return True
         gone_at = anyio.current_time() + ABSENT_FOR
-        while await self.broker.listeners(self.channel(node)) == 0:
+        while await self.presence.listeners(self.channel(node)) == 0:
             if anyio.current_time() >= gone_at:
                 return False
             await anyio.sleep(_PROBE_EVERY)
@@ -237,7 +235,7 @@ class Cluster:
         `check_every` seconds. The outcome is awaited for up to `wait` seconds (the run's
         own expiry) in all.
         """
-        if self.sees_presence:
+        if self.presence is not None:
             check_every = min(check_every, ABSENT_FOR)
         mid = new_id()
         exchange = _Exchange(owner, run_id, principal, timeout, wait, check_every, mid)
@@ -266,7 +264,7 @@ class Cluster:
                 except StopAsyncIteration:
                     return None
             if raw is None:
-                overdue = acked or self.sees_presence or anyio.current_time() - started >= ex.timeout
+                overdue = acked or self.presence is not None or anyio.current_time() - started >= ex.timeout
                 if overdue and not await self.alive(ex.owner):
                     logger.warning("Node %s went away holding run %s; taking the run over", ex.owner, ex.run_id)
                     return None

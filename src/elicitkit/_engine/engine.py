@@ -120,7 +120,7 @@ class Engine:
         if entry is not None and reusable_step(entry, name):
             return entry.value
         if not run.stored:
-            await self.durability.keep_run(run, self.policy.run_expiry)  # its journal goes with its record
+            await self.runs.store_run(run)  # its journal goes with its record
         elif self.policy.shared:
             # Fencing: a body whose run another node took over must not perform the side effect again.
             found = await self.store.get_run(run.id)

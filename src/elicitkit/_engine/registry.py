@@ -33,10 +33,9 @@ class Registry:
         run = self.runs.get(run_id)
         return run if run is not None and run.hosted else None
 
-    def unpark(self, run: Run) -> Run:
+    def unpark(self, run: Run) -> None:
         """A request has come for `run`: it is no longer one that waits, so it cannot be evicted."""
         self.parked.pop(run.id, None)
-        return run
 
     def release(self, run: Run) -> None:
         """`run` ended here (finished, expired, or hibernated): forget it, unless a replay holds its id now."""
