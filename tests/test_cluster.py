@@ -184,33 +184,7 @@ async def test_a_killed_owner_is_taken_over_within_a_second_and_the_step_runs_on
 
 async def test_a_frozen_owner_that_still_listens_is_not_taken_over(redis_server: RedisServer, effects: Path) -> None:
     """Default timings: past the forward timeout (2 s), a frozen owner keeps its subscription, so B waits."""
-    a, b = pair(redis_server.url, effects, defaults=True)
-    slow = provision("slow")
-    async with running(a, b), by_hand(a.url) as on_a, by_hand(b.url) as on_b:
-        first = await slow.start(on_a)
-        assert a.process is not None
-        outcome: list[CallToolResult | InputRequiredResult] = []
-        answered = anyio.Event()
-
-        async def retry_on_b() -> None:
-            outcome.append(await slow.answer(on_b, first, CODE_WORD))
-            answered.set()
-
-        a.process.send_signal(signal.SIGSTOP)
-        try:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(retry_on_b)
-                with anyio.move_on_after(3):
-                    await answered.wait()
-                assert not answered.is_set(), "the other node took over a frozen owner that still listens"
-                a.process.send_signal(signal.SIGCONT)
-                await reached(answered, within=15)
-        finally:
-            a.process.send_signal(signal.SIGCONT)
-        second = outcome[0]
-        assert isinstance(second, InputRequiredResult)
-        final = await slow.answer(on_b, second, "large")
-    assert_provisioned(final, effects, "slow", "large", finished_on="node-a", created_on="node-a")
+    await frozen_owner_is_waited_for(*pair(redis_server.url, effects, defaults=True), effects, frozen_for=3)
 
 
 async def test_runs_waiting_through_a_redis_restart_complete(tmp_path: Path, effects: Path) -> None:
@@ -282,7 +256,13 @@ async def test_a_slow_owner_is_waited_for_not_raced_and_the_step_runs_once(
 ) -> None:
     """The owner is frozen (SIGSTOP) past the forward timeout but within its heartbeat lease: the other
     node must keep waiting for it rather than take the run over and perform the step a second time."""
-    a, b = pair(redis_server.url, effects)
+    # Past node_app's forward_timeout (1 s), within its lease (3 s): B must not take over.
+    await frozen_owner_is_waited_for(*pair(redis_server.url, effects), effects, frozen_for=1.5)
+
+
+async def frozen_owner_is_waited_for(a: Node, b: Node, effects: Path, *, frozen_for: float) -> None:
+    """Freeze node A (SIGSTOP) with a run waiting and retry it on B: B must not answer for `frozen_for`
+    seconds; once A is thawed, A finishes the run and its step ran once."""
     slow = provision("slow")
     async with running(a, b), by_hand(a.url) as on_a, by_hand(b.url) as on_b:
         first = await slow.start(on_a)
@@ -294,14 +274,13 @@ async def test_a_slow_owner_is_waited_for_not_raced_and_the_step_runs_once(
             outcome.append(await slow.answer(on_b, first, CODE_WORD))
             answered.set()
 
-        a.process.send_signal(signal.SIGSTOP)  # node A is alive (heartbeat fresh) but not answering
+        a.process.send_signal(signal.SIGSTOP)  # node A is alive (heartbeat fresh, still subscribed), not answering
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(retry_on_b)
-                # Past node_app's forward_timeout (1 s), within its lease (3 s): B must not take over.
-                with anyio.move_on_after(1.5):
+                with anyio.move_on_after(frozen_for):
                     await answered.wait()
-                assert not answered.is_set(), "the other node raced a live owner"
+                assert not answered.is_set(), "the other node took over a frozen owner that still listens"
                 a.process.send_signal(signal.SIGCONT)
                 await reached(answered, within=15)
         finally:
