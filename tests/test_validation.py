@@ -14,6 +14,7 @@ from typing_extensions import TypedDict
 from elicitkit._errors import InvalidElicitationContent, Problem
 from elicitkit._schema.compile import Titles, compile_schema
 from elicitkit._schema.validate import check_content, to_data
+from elicitkit._schema.values import check_value, fits
 
 
 class Color(enum.StrEnum):
@@ -288,3 +289,60 @@ def test_a_format_validators_message_never_quotes_the_answer() -> None:
     assert [(p.path, p.message) for p in info.value.problems] == [("email", "must be a valid email")]
     assert "secret-name" not in str(info.value)
     assert "reserved" not in str(info.value)
+
+
+# --- the quick check answers that fit take -----------------------------------------------------
+
+PROPS: list[dict[str, Any]] = [
+    {"type": "boolean"},
+    {"type": "string"},
+    {"type": "string", "enum": ["red", "green"]},
+    {"type": "string", "oneOf": [{"const": "eu", "title": "Europe"}, {"const": "us", "title": "US"}]},
+    {"type": "string", "minLength": 2, "maxLength": 3},
+    {"type": "string", "format": "email"},
+    {"type": "integer", "minimum": 1, "maximum": 5},
+    {"type": "number"},
+    {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}, "maxItems": 1},
+]
+VALUES: list[Any] = [
+    True,
+    False,
+    0,
+    1,
+    1.0,
+    2.5,
+    float("nan"),
+    "",
+    "red",
+    "eu",
+    "abc",
+    "abcd",
+    "a@b.co",
+    "1",
+    None,
+    ["a"],
+    ["a", "b"],
+    ["a", "a"],
+    {"k": "v"},
+    ["red"],
+]
+
+
+@pytest.mark.parametrize("prop", PROPS, ids=lambda prop: "-".join(str(v) for v in prop.values())[:40])
+def test_the_quick_check_agrees_with_the_full_one_on_every_value(prop: dict[str, Any]) -> None:
+    """Answers that fit skip building messages: the quick test must say yes exactly when no rule is broken."""
+    quick = fits(prop)
+    for value in VALUES:
+        assert quick(value) is (check_value(prop, value) == []), (prop, value)
+
+
+def test_an_answer_breaking_a_rule_the_quick_check_looks_at_still_gets_every_problem() -> None:
+    schema = compile_schema(Signup)
+    assert check_content(schema, {**VALID}) == []  # the quick check is built and cached on the schema
+    assert check_content(schema, {**VALID, "agree": 1, "extra": 2}) == [
+        Problem("extra", "unknown field"),
+        Problem("agree", "must be true or false"),
+    ]
+    assert check_content(schema, {k: v for k, v in VALID.items() if k != "name"}) == [
+        Problem("name", "required field is missing")
+    ]

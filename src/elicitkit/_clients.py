@@ -94,13 +94,17 @@ def declared_modes(caps: ClientCapabilities | None) -> frozenset[Mode]:
     """The modes a capability object declares. A bare `elicitation: {}` means form."""
     elicitation = caps.elicitation if caps is not None else None
     if elicitation is None:
-        return frozenset()
-    modes: set[Mode] = set()
-    if elicitation.form is not None or elicitation.url is None:
-        modes.add("form")
-    if elicitation.url is not None:
-        modes.add("url")
-    return frozenset(modes)
+        return _NONE
+    if elicitation.url is None:
+        return _FORM
+    return _BOTH if elicitation.form is not None else _URL
+
+
+# Read once per question: the four answers, built once.
+_NONE: frozenset[Mode] = frozenset()
+_FORM: frozenset[Mode] = frozenset({"form"})
+_URL: frozenset[Mode] = frozenset({"url"})
+_BOTH: frozenset[Mode] = frozenset({"form", "url"})
 
 
 def modes_for(

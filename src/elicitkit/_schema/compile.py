@@ -24,7 +24,7 @@ import types
 import typing
 from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, get_args, get_origin
 
 import annotated_types as at
@@ -77,6 +77,8 @@ class FormSchema:
     nullable: tuple[str, ...] = ()
     secret_fields: tuple[str, ...] = ()
     written: dict[str, Any] | None = None
+    fast_check: Any = field(default=None, init=False, repr=False)
+    """Built on first use by `validate.check_content`: a quick yes/no for answers that fit."""
 
     def requested(self, version: str | None = None) -> dict[str, Any]:
         """The `requestedSchema` for a client that negotiated `version` (None: the current revision).

@@ -10,11 +10,12 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 from elicitkit._schema.choices import choices_of
 
-__all__ = ["check_value"]
+__all__ = ["check_value", "fits"]
 
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:[^\s]+$")
@@ -46,6 +47,24 @@ def check_value(prop: dict[str, Any], value: Any) -> list[str]:
     if fmt is not None and not _format_ok(fmt, value):
         problems.append(f"must be a valid {fmt}")
     return problems
+
+
+def fits(prop: dict[str, Any]) -> Callable[[Any], bool]:
+    """A quick test that says whether `value` breaks none of `prop`'s rules (`check_value` finds nothing).
+
+    Answers are checked once per question on the hot path; the usual fields (a yes/no, free text, a choice)
+    get a test of one or two operations, the rest go through `check_value`.
+    """
+    kind = prop["type"]
+    if kind == "boolean":
+        return lambda value: value is True or value is False
+    if kind == "string" and not ("minLength" in prop or "maxLength" in prop or "format" in prop):
+        options = choices_of(prop)
+        if options is None:
+            return lambda value: isinstance(value, str)
+        allowed = frozenset(options)
+        return lambda value: isinstance(value, str) and value in allowed
+    return lambda value: not check_value(prop, value)
 
 
 def _check_number(prop: dict[str, Any], value: Any) -> list[str]:
