@@ -27,7 +27,7 @@ from elicitkit import (
     ElicitationTimeout,
 )
 from elicitkit._clients import declared_modes
-from elicitkit.testing import ScriptedHuman
+from elicitkit.testing import ScriptedHuman, accept
 from tests.scenes import Rounds, by_hand, new_server, settled, text_of, watched_server
 
 pytestmark = pytest.mark.anyio
@@ -259,3 +259,25 @@ async def test_nothing_leaks_after_answers_timeouts_and_cancellations(mode: str)
         assert hitl.pending_questions == 0
         assert hitl._engine.registry._session_questions == {}
         assert len(asyncio.all_tasks()) == baseline
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_finished_run_is_gone_by_the_time_its_result_arrives(mode: str) -> None:
+    """Nothing to settle: a run that finished while its request waited is released before the result is sent."""
+    server, hitl = new_server()
+
+    @server.tool()
+    async def plain(n: int) -> int:
+        return n + 1
+
+    @server.tool()
+    async def ask(ctx: Context) -> str:
+        return (await hitl.confirm(ctx, "Go?")).action
+
+    async with Client(server, mode=mode, elicitation_callback=ScriptedHuman(*[accept({"value": True})] * 3)) as client:
+        for _ in range(3):
+            assert text_of(await client.call_tool("plain", {"n": 1})) == "2"
+            assert hitl.active_runs == 0  # no settling: released before the result was sent
+            assert text_of(await client.call_tool("ask", {})) == "accept"
+            assert hitl.active_runs == 0
+            assert hitl.pending_questions == 0

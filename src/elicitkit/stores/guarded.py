@@ -50,6 +50,8 @@ class _Guarded:
                     f"The elicitation store is unavailable ({type(exc).__name__}); nothing was lost, retry shortly"
                 ) from exc
 
+        # Wrapped once per name: later reads find it in the instance and skip `__getattr__`.
+        setattr(self, name, call)
         return call
 
 
