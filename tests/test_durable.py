@@ -15,6 +15,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, InputRequiredResult, TextContent
 
 from elicitkit import Accepted, Elicitation
+from elicitkit.stores import FencedStore, Store
 from elicitkit.stores.memory import MemoryStore
 from elicitkit.testing import ScriptedHuman, accept
 from tests.examples import load_example
@@ -204,6 +205,28 @@ class CountingStore(MemoryStore):
         self.calls.append("delete_run")
         await super().delete_run(run_id)
 
+    async def delete_owned_run(self, run_id: str, owner: str) -> bool:
+        self.calls.append("delete_owned_run")
+        return await super().delete_owned_run(run_id, owner)
+
+
+class UnfencedStore:
+    """A store of the user's own that implements `Store` and nothing more (no fenced delete)."""
+
+    def __init__(self) -> None:
+        self.inner = CountingStore()
+
+
+def _delegate(name: str) -> Any:
+    async def method(self: UnfencedStore, *args: Any, **kwargs: Any) -> Any:
+        return await getattr(self.inner, name)(*args, **kwargs)
+
+    return method
+
+
+for _name in (name for name in dir(Store) if not name.startswith("_")):
+    setattr(UnfencedStore, _name, _delegate(_name))
+
 
 async def test_a_call_that_asks_nothing_costs_the_store_nothing_and_a_step_leaves_no_record_behind() -> None:
     store = CountingStore()
@@ -224,6 +247,26 @@ async def test_a_call_that_asks_nothing_costs_the_store_nothing_and_a_step_leave
         assert text(await client.call_tool("charge", {})) == "r-1"
         await settled(hitl)
     assert "put_run" in store.calls  # its journal had a record to belong to
-    assert store.calls[-1] == "delete_run"
+    # The end of the run costs one round trip: the store deletes it only while this node owns it.
+    assert store.calls[-2:] == ["delete_owned_run", "delete_run"]
+    assert "get_run" not in store.calls
     assert store._runs == {}
     assert store._journals == {}
+
+
+async def test_a_store_without_the_fenced_delete_still_forgets_a_finished_run() -> None:
+    store = UnfencedStore()
+    assert isinstance(store, Store) and not isinstance(store, FencedStore)
+    server = MCPServer("t")
+    hitl = Elicitation(server, store=store)
+
+    @server.tool()
+    async def charge(ctx: Context) -> str:
+        return str(await hitl.step(ctx, "charge", lambda: "r-1"))
+
+    async with Client(server, mode="auto") as client:
+        assert text(await client.call_tool("charge", {})) == "r-1"
+        await settled(hitl)
+    assert store.inner.calls[-2:] == ["get_run", "delete_run"]  # read the owner, then delete
+    assert store.inner._runs == {}
+    assert store.inner._journals == {}

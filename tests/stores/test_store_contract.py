@@ -14,7 +14,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from elicitkit.stores import Broker, SQLiteStore, Store
+from elicitkit.stores import Broker, FencedStore, SQLiteStore, Store
 from tests.redis_server import RedisServer
 from tests.stores.conftest import unique_prefix
 
@@ -118,6 +118,38 @@ async def test_deleting_a_run_removes_its_journal_and_questions_and_nothing_else
 
 async def test_deleting_an_unknown_run_is_harmless(store: Store) -> None:
     await store.delete_run("unknown")
+
+
+async def test_every_built_in_store_deletes_a_run_fenced_by_its_owner(store: Store) -> None:
+    assert isinstance(store, FencedStore)
+
+
+async def test_a_run_is_deleted_for_its_owner_and_kept_for_another_node(store: Store) -> None:
+    """A node finishing a run another node has taken over must leave the new owner's records alone."""
+    assert isinstance(store, FencedStore)
+    await store.put_run("run-1", "node-a", b"record", later())
+    await store.append_journal("run-1", 0, b"answer")
+    await store.put_question("run-1-q", "run-1", b"question", later())
+
+    assert await store.delete_owned_run("run-1", "node-b") is False
+    assert await store.get_run("run-1") == ("node-a", b"record")
+    assert await store.journal("run-1") == {0: b"answer"}
+    assert await store.run_questions("run-1") == {"run-1-q": b"question"}
+
+    assert await store.delete_owned_run("run-1", "node-a") is True
+    assert await store.get_run("run-1") is None
+    assert await store.journal("run-1") == {}
+    assert await store.get_question("run-1-q") is None
+
+
+async def test_what_is_left_of_an_expired_or_unknown_run_goes_for_any_node(store: Store) -> None:
+    assert isinstance(store, FencedStore)
+    await store.put_run("gone", "node-a", b"record", earlier())
+    await store.append_journal("gone", 0, b"answer")
+
+    assert await store.delete_owned_run("gone", "node-b") is True
+    assert await store.journal("gone") == {}
+    assert await store.delete_owned_run("unknown", "node-b") is True
 
 
 # Journals

@@ -17,7 +17,9 @@
 Every backend implements the `Store` and `Broker` protocols of
 `elicitkit.stores.base`; bring your own by implementing them. A broker that
 also implements `PresenceBroker` (Redis does) lets a node tell a crashed owner
-within a fraction of a second instead of waiting out its heartbeat. All three also
+within a fraction of a second instead of waiting out its heartbeat; a store that
+also implements `FencedStore` (all three do) forgets a finished run in one round
+trip, fenced by its owner, instead of a read and a delete. All three also
 agree on what the protocols leave open (the contract tests pin it):
 
 - a run's journal lives as long as the run: `delete_run` removes it, and once
@@ -33,11 +35,20 @@ from __future__ import annotations
 import logging
 from urllib.parse import urlsplit
 
-from .base import Broker, PresenceBroker, Store
+from .base import Broker, FencedStore, PresenceBroker, Store
 from .memory import MemoryBroker, MemoryStore
 from .sqlite import SQLiteStore
 
-__all__ = ["Broker", "MemoryBroker", "MemoryStore", "PresenceBroker", "SQLiteStore", "Store", "open_store"]
+__all__ = [
+    "Broker",
+    "FencedStore",
+    "MemoryBroker",
+    "MemoryStore",
+    "PresenceBroker",
+    "SQLiteStore",
+    "Store",
+    "open_store",
+]
 
 SUPPORTED = "memory://, sqlite:///path.db or redis://host:port/db"
 

@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
 from typing import Protocol, runtime_checkable
 
-__all__ = ["Broker", "PresenceBroker", "Store"]
+__all__ = ["Broker", "FencedStore", "PresenceBroker", "Store"]
 
 
 @runtime_checkable
@@ -81,6 +81,22 @@ class Store(Protocol):
         ...
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class FencedStore(Store, Protocol):
+    """A `Store` that forgets a finished run in one step, and only while the node finishing it still owns it.
+
+    Without it, a node reads the run's owner, then deletes: two round trips, and a takeover in between
+    would go unnoticed. Every built-in store is one; a custom `Store` need not be.
+    """
+
+    async def delete_owned_run(self, run_id: str, owner: str) -> bool:
+        """`delete_run`, unless another node owns the run now: then nothing changes and the answer is False.
+
+        A run with no live record (never stored, expired) counts as owned: what is left of it goes.
+        """
+        ...
 
 
 @runtime_checkable

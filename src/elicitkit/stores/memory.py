@@ -55,6 +55,13 @@ class MemoryStore:
         for question_id in self._questions_by_run.pop(run_id, set()):
             self._questions.pop(question_id, None)
 
+    async def delete_owned_run(self, run_id: str, owner: str) -> bool:
+        run = self._runs.get(run_id)
+        if run is not None and run[2] > time.time() and run[0] != owner:
+            return False
+        await self.delete_run(run_id)
+        return True
+
     async def append_journal(self, run_id: str, seq: int, entry: bytes) -> bool:
         journal = self._journals.setdefault(run_id, {})
         if seq in journal:

@@ -71,6 +71,15 @@ for _, id in ipairs(redis.call('SMEMBERS', KEYS[3])) do redis.call('DEL', ARGV[1
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
 """
 
+# KEYS: run, journal, run-questions. ARGV: question key prefix, owner. 0 (and no change) when another owns it.
+_DELETE_OWNED_RUN = """
+local owner = redis.call('HGET', KEYS[1], 'owner')
+if owner and owner ~= ARGV[2] then return 0 end
+for _, id in ipairs(redis.call('SMEMBERS', KEYS[3])) do redis.call('DEL', ARGV[1] .. id) end
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+return 1
+"""
+
 # KEYS: journal, run. ARGV: seq, entry.
 _APPEND_JOURNAL = """
 if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
@@ -174,6 +183,7 @@ class RedisStore:
         self._put_run = script(_PUT_RUN)
         self._claim_run = script(_CLAIM_RUN)
         self._delete_run = script(_DELETE_RUN)
+        self._delete_owned_run = script(_DELETE_OWNED_RUN)
         self._append_journal = script(_APPEND_JOURNAL)
         self._put_question = script(_PUT_QUESTION)
         self._run_questions = script(_RUN_QUESTIONS)
@@ -204,6 +214,13 @@ class RedisStore:
             keys=[self._key("run", run_id), self._key("journal", run_id), self._key("run-questions", run_id)],
             args=[self._key("question", "")],
         )
+
+    async def delete_owned_run(self, run_id: str, owner: str) -> bool:
+        deleted = await self._delete_owned_run(
+            keys=[self._key("run", run_id), self._key("journal", run_id), self._key("run-questions", run_id)],
+            args=[self._key("question", ""), owner],
+        )
+        return bool(deleted)
 
     async def append_journal(self, run_id: str, seq: int, entry: bytes) -> bool:
         appended = await self._append_journal(

@@ -105,6 +105,22 @@ class SQLiteStore:
 
         await self._run(delete)
 
+    async def delete_owned_run(self, run_id: str, owner: str) -> bool:
+        def delete(db: sqlite3.Connection) -> bool:
+            with _transaction(db):
+                row = db.execute(
+                    "SELECT owner FROM runs WHERE id = ? AND expires_at > ?", (run_id, time.time())
+                ).fetchone()
+                if row is not None and row[0] != owner:
+                    return False
+                db.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+                db.execute("DELETE FROM journal WHERE run_id = ?", (run_id,))
+                db.execute("DELETE FROM questions WHERE run_id = ?", (run_id,))
+                return True
+
+        deleted: bool = await self._run(delete)
+        return deleted
+
     async def append_journal(self, run_id: str, seq: int, entry: bytes) -> bool:
         inserted = await self._write(
             "INSERT OR IGNORE INTO journal (run_id, seq, entry) VALUES (?, ?, ?)",
