@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -41,6 +42,13 @@ from elicitkit.stores.base import Broker, PresenceBroker, Store
 __all__ = ["Cluster", "decode_outcome", "encode_outcome"]
 
 
+def _seconds(value: Any) -> float:
+    """A header's number of seconds; 0 when absent or not a finite, positive number."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
+        return 0.0
+    return float(value)
+
+
 def _aad(*parts: str) -> bytes:
     """Associated data binding a sealed body to its message id, run and reply channel."""
     return "|".join(parts).encode()
@@ -52,6 +60,9 @@ ABSENT_FOR = 0.3
 """Seconds a node's channel must stay without a listener before the node counts as gone: long enough
 for a listener that is only reconnecting (a Redis blip) to come back, far shorter than a lease."""
 _PROBE_EVERY = 0.05
+ACK_AFTER = 0.05
+"""Seconds an owner lets pass before acknowledging a forwarded message whose outcome is not ready yet: an outcome
+that comes sooner acknowledges it (one message fewer each way), and the sender's `forward_timeout` is far longer."""
 
 # (run id, payload) -> the run's next outcome as a wire dict, or None when the run is not held here.
 Handler = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any] | None]]
@@ -185,16 +196,27 @@ class Cluster:
         except (TamperedRecord, ValueError):
             logger.warning("Dropped a message for run %s that failed authentication", run_id)
             return
-        # Acknowledge at once, alongside the resume: the sender's timeout covers "is the owner there",
-        # not how long the body works.
+        # Acknowledge, alongside the resume, unless the outcome is ready first: the sender's timeout covers "is
+        # the owner there", not how long the body works. (A sender that says nothing of its timeout is acked at once.)
+        ack = json.dumps({"id": mid, "ack": True}).encode()
+        done = anyio.Event()
         async with anyio.create_task_group() as tg:
-            tg.start_soon(self._publish_quietly, reply, json.dumps({"id": mid, "ack": True}).encode())
-            outcome = await handle(run_id, payload)
+            tg.start_soon(self._acknowledge, reply, ack, done, min(ACK_AFTER, _seconds(header.get("t")) / 4))
+            try:
+                outcome = await handle(run_id, payload)
+            finally:
+                done.set()
         if outcome is None:
             await self.broker.publish(reply, json.dumps({"id": mid, "gone": True}).encode())
             return
         sealed = self.sealer.seal(principal, json.dumps(outcome).encode(), aad=_aad("reply", mid, run_id))
         await self.broker.publish(reply, json.dumps({"id": mid}).encode() + b"\n" + sealed)
+
+    async def _acknowledge(self, reply: str, ack: bytes, done: anyio.Event, after: float) -> None:
+        with anyio.move_on_after(after):
+            await done.wait()
+            return  # the outcome follows at once: it acknowledges the message itself
+        await self._publish_quietly(reply, ack)
 
     async def _publish_quietly(self, channel: str, message: bytes) -> None:
         try:
@@ -249,7 +271,7 @@ class Cluster:
     async def _exchange(
         self, ex: _Exchange, payload: dict[str, Any], reply: str, replies: AsyncIterator[bytes]
     ) -> dict[str, Any] | None:
-        header = json.dumps({"id": ex.mid, "run": ex.run_id, "reply": reply}).encode()
+        header = json.dumps({"id": ex.mid, "run": ex.run_id, "reply": reply, "t": ex.timeout}).encode()
         body = self.sealer.seal(ex.principal, json.dumps(payload).encode(), aad=_aad(ex.mid, ex.run_id, reply))
         if not await self._publish_to(ex.owner, header + b"\n" + body, ex.timeout):
             return None
