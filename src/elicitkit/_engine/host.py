@@ -219,8 +219,8 @@ class RunHost:
                 # Nobody waits (a timeout ended the body between rounds): keep the result for the next request.
                 with anyio.move_on_after(self.policy.run_expiry):
                     await run.wait_picked()
-            # Else the request waiting for the run has been woken with the result, and takes it from the run itself
-            # (a call that asks nothing costs no wait here: the scope and timer of one are a fifth of its cost).
+            # Else the request waiting for the run has been woken with the result and takes it from the run itself:
+            # no wait here, so a call that asks nothing pays for no cancel scope and no timer.
             finished = True
         finally:
             if run.final is None:
