@@ -209,6 +209,26 @@ class CountingStore(MemoryStore):
         self.calls.append("delete_owned_run")
         return await super().delete_owned_run(run_id, owner)
 
+    async def put_question(self, *args: Any, **kwargs: Any) -> None:
+        self.calls.append("put_question")
+        await super().put_question(*args, **kwargs)
+
+    async def delete_question(self, question_id: str) -> None:
+        self.calls.append("delete_question")
+        await super().delete_question(question_id)
+
+    async def append_journal(self, run_id: str, seq: int, entry: bytes) -> bool:
+        self.calls.append("append_journal")
+        return await super().append_journal(run_id, seq, entry)
+
+    async def use_once(self, token: str, expires_at: float) -> bool:
+        self.calls.append("use_once")
+        return await super().use_once(token, expires_at)
+
+    async def take_round(self, *args: Any) -> set[int] | None:
+        self.calls.append("take_round")
+        return await super().take_round(*args)
+
 
 class UnfencedStore:
     """A store of the user's own that implements `Store` and nothing more (no fenced delete)."""
@@ -252,6 +272,42 @@ async def test_a_call_that_asks_nothing_costs_the_store_nothing_and_a_step_leave
     assert "get_run" not in store.calls
     assert store._runs == {}
     assert store._journals == {}
+
+
+def confirm_server(store: Any) -> tuple[MCPServer, Elicitation]:
+    server = MCPServer("t")
+    hitl = Elicitation(server, store=store)
+
+    @server.tool()
+    async def deploy(ctx: Context) -> str:
+        answer = await hitl.confirm(ctx, "Deploy?")
+        return "deployed" if isinstance(answer, Accepted) and answer.data else "kept"
+
+    return server, hitl
+
+
+async def test_an_answer_costs_the_store_one_round_trip_and_the_end_of_its_run_one_more() -> None:
+    store = CountingStore()
+    server, hitl = confirm_server(store)
+    async with Client(server, mode="auto", elicitation_callback=ScriptedHuman(accept({"value": True}))) as client:
+        assert text(await client.call_tool("deploy", {})) == "deployed"
+        await settled(hitl)
+    # The first round stores the question and the run; the retry journals its answer, spends its round and
+    # forgets the question in one step; the run's end deletes what is left, fenced by its owner.
+    assert sorted(store.calls[:2]) == ["put_question", "put_run"]
+    assert store.calls[2:] == ["take_round", "delete_owned_run", "delete_run"]
+    assert store._runs == {} and store._questions == {} and store._journals == {}
+
+
+async def test_a_store_without_rounds_journals_first_and_spends_the_round_last() -> None:
+    store = UnfencedStore()
+    server, hitl = confirm_server(store)
+    async with Client(server, mode="auto", elicitation_callback=ScriptedHuman(accept({"value": True}))) as client:
+        assert text(await client.call_tool("deploy", {})) == "deployed"
+        await settled(hitl)
+    calls = store.inner.calls
+    assert calls[2:] == ["append_journal", "use_once", "delete_question", "get_run", "delete_run"]
+    assert store.inner._runs == {} and store.inner._questions == {} and store.inner._journals == {}
 
 
 async def test_a_store_without_the_fenced_delete_still_forgets_a_finished_run() -> None:

@@ -104,13 +104,18 @@ async def test_a_refused_answer_is_never_journaled(tmp_path: Any) -> None:
     human = ScriptedHuman(accept(BAD), accept(GOOD))
     entries: list[int] = []
     store = hitl._engine.store
-    original = store.append_journal
+    append, take = store.append_journal, store.take_round  # type: ignore[attr-defined]
 
-    async def counting(run_id: str, seq: int, sealed: bytes) -> bool:
+    async def appending(run_id: str, seq: int, sealed: bytes) -> bool:
         entries.append(seq)
-        return await original(run_id, seq, sealed)
+        return await append(run_id, seq, sealed)
 
-    store.append_journal = counting  # type: ignore[method-assign]
+    async def taking(run_id: str, token: str, expires_at: float, journaled: dict[int, bytes], *rest: Any) -> Any:
+        entries.extend(journaled)  # a retry's answers are journaled with its round, in one step
+        return await take(run_id, token, expires_at, journaled, *rest)
+
+    store.append_journal = appending  # type: ignore[method-assign]
+    store.take_round = taking  # type: ignore[attr-defined]
     async with Client(server, mode="auto", elicitation_callback=human) as client:
         assert text_of(await client.call_tool("scale", {})) == "scaled to 3"
     assert entries == [1]  # only the good answer, once

@@ -14,7 +14,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from elicitkit.stores import Broker, FencedStore, SQLiteStore, Store
+from elicitkit.stores import Broker, FencedStore, RoundStore, SQLiteStore, Store
 from tests.redis_server import RedisServer
 from tests.stores.conftest import unique_prefix
 
@@ -150,6 +150,62 @@ async def test_what_is_left_of_an_expired_or_unknown_run_goes_for_any_node(store
     assert await store.delete_owned_run("gone", "node-b") is True
     assert await store.journal("gone") == {}
     assert await store.delete_owned_run("unknown", "node-b") is True
+
+
+async def test_every_built_in_store_takes_a_round_in_one_step(store: Store) -> None:
+    assert isinstance(store, RoundStore)
+
+
+async def test_taking_a_round_spends_its_token_journals_its_answers_and_forgets_its_questions(store: Store) -> None:
+    assert isinstance(store, RoundStore)
+    await store.put_run("run-1", "node-a", b"record", later())
+    await store.append_journal("run-1", 1, b"earlier")
+    for question_id in ("q1", "q2", "q3"):
+        await store.put_question(question_id, "run-1", b"question", later())
+
+    written = await store.take_round("run-1", "round:run-1:n1", later(), {1: b"late", 2: ODD_BYTES}, ["q1", "q2"])
+
+    assert written == {2}  # the first writer of seq 1 wins, as with append_journal
+    assert await store.journal("run-1") == {1: b"earlier", 2: ODD_BYTES}
+    assert await store.run_questions("run-1") == {"q3": b"question"}
+    assert await store.get_question("q1") is None
+    assert await store.use_once("round:run-1:n1", later()) is False
+
+
+async def test_a_round_whose_token_was_spent_changes_nothing(store: Store) -> None:
+    assert isinstance(store, RoundStore)
+    await store.put_run("run-1", "node-a", b"record", later())
+    await store.put_question("q1", "run-1", b"question", later())
+    assert await store.use_once("round:run-1:n1", later()) is True
+
+    assert await store.take_round("run-1", "round:run-1:n1", later(), {1: b"answer"}, ["q1"]) is None
+
+    assert await store.journal("run-1") == {}
+    assert await store.get_question("q1") == ("run-1", b"question")
+
+
+async def test_of_twenty_concurrent_takes_of_one_round_exactly_one_wins(store: Store) -> None:
+    assert isinstance(store, RoundStore)
+    await store.put_run("run-1", "node-a", b"record", later())
+    won: list[bytes] = []
+
+    async def take(i: int) -> None:
+        entry = f"answer-{i}".encode()
+        if await store.take_round("run-1", "round:run-1:n1", later(), {1: entry}, []) is not None:
+            won.append(entry)
+
+    async with anyio.create_task_group() as tg:
+        for i in range(20):
+            tg.start_soon(take, i)
+
+    assert len(won) == 1
+    assert await store.journal("run-1") == {1: won[0]}
+
+
+async def test_a_round_with_a_token_that_never_expires_and_nothing_to_journal(store: Store) -> None:
+    assert isinstance(store, RoundStore)
+    assert await store.take_round("run-1", "round:run-1:n1", math.inf, {}, []) == set()
+    assert await store.take_round("run-1", "round:run-1:n1", math.inf, {}, []) is None
 
 
 # Journals

@@ -12,11 +12,11 @@ run replays it, and replay returns every journaled answer and step at once.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from contextvars import ContextVar
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import anyio
 import anyio.abc
@@ -35,7 +35,7 @@ from elicitkit._engine.run import Final, Question, Run
 from elicitkit._engine.tasks import TaskBook, TaskRecord
 from elicitkit._errors import StoreUnavailable
 from elicitkit._fallback import render_pending
-from elicitkit.stores.base import Store
+from elicitkit.stores.base import FencedStore, Store
 
 __all__ = ["RunHost", "current_run"]
 
@@ -63,9 +63,9 @@ class RunHost:
         self.store = store
         self.cluster = cluster
         self.tasks = tasks
-        # A `FencedStore` deletes a run only while this node owns it, in one step. (Read through `getattr`:
-        # the store is wrapped, and protocol checks look past a wrapper's `__getattr__` on newer Pythons.)
-        self._delete_owned: Callable[[str, str], Awaitable[bool]] | None = getattr(store, "delete_owned_run", None)
+        # A `FencedStore` deletes a run only while this node owns it, in one step. (Asked with `hasattr`: the
+        # store is wrapped, and protocol checks look past a wrapper's `__getattr__` on newer Pythons.)
+        self._fenced = hasattr(store, "delete_owned_run")
         # The lifespan's task group, found through the context its requests inherit (stdio,
         # in-memory clients, HTTP sessions), or else by the identity of the lifespan state.
         self._host_var: ContextVar[anyio.abc.TaskGroup | None] = ContextVar(f"elicitkit_host_{id(self)}", default=None)
@@ -239,8 +239,8 @@ class RunHost:
     async def _forget(self, run: Run) -> None:
         """Delete a finished run's records, unless another node has taken the run over."""
         try:
-            if self._delete_owned is not None:
-                await self._delete_owned(run.id, self.policy.node)  # one round trip, fenced by the store
+            if self._fenced:
+                await cast(FencedStore, self.store).delete_owned_run(run.id, self.policy.node)  # fenced by the store
                 return
             found = await self.store.get_run(run.id)
             if found is None or found[0] == self.policy.node:

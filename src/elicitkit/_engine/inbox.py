@@ -91,21 +91,24 @@ class Inbox:
                 raise refusals.ended()
             if not run.is_round(nonce):
                 raise refusals.reused()
-            # Journal first, claim the round last: a failure in between leaves the retry usable,
-            # and journal entries are first-writer-wins, so a repeat cannot change an answer.
             accepted = []
             for key, answer in answers.items():
                 question = run.pending.get(key)
                 if question is None or question.route != "mrtr":
                     logger.debug("Ignoring an answer for %r: not an open question of run %s", key, run.id)
                     continue
-                verdict = question.judge(answer)
-                if verdict.answers:
-                    answer = await self._journal(run, question, answer)
-                accepted.append((question, answer, verdict))
-            if not await self._claim(run_id, nonce) or not run.take_round(nonce):
+                accepted.append((question, answer, question.judge(answer)))
+            # Journal the answers and spend the round together (journal entries are first-writer-wins, so a
+            # repeat cannot change an answer); the answered questions' records go with them where the store can.
+            answering = [(q, a) for q, a, verdict in accepted if verdict.answers]
+            entries = {q.seq: _entry(q.digest, a) for q, a in answering}
+            answered = [q.id for q, _ in answering]
+            written = await self._take(run_id, principal, nonce, entries, answered)
+            if written is None or not run.take_round(nonce):
                 raise refusals.reused()
             for question, answer, verdict in accepted:
+                if verdict.answers:
+                    answer = await self._journaled(run, question, answer, written)
                 question.take(answer, verdict)
             return await self.host.await_outcome(run, rctx)
         found = await self.durability.load_run(run_id, principal)
@@ -113,14 +116,19 @@ class Inbox:
             raise refusals.unknown()
         questions = await self.durability.run_questions(run_id, principal)
         delivered: dict[str, list[Any]] = {}
+        journaled: dict[int, Entry] = {}
+        closing = []
         for key, answer in answers.items():
             record = questions.get(key)
             if record is not None and record.route == "mrtr":
-                await self._journal_record(record, principal, answer)
+                entry = _record_entry(record, answer)
+                if entry is not None:
+                    journaled[record.seq] = entry
+                    closing.append(key)
                 delivered[key] = [answer.action, answer.content]
-        if not await self._claim(run_id, nonce):
+        if await self._take(run_id, principal, nonce, journaled, closing) is None:
             raise refusals.reused()
-        payload = {"op": "answers", "answers": delivered}
+        payload = {"op": "answers", "answers": delivered, "closed": self._closed(closing)}
         return await self._elsewhere(rctx, call_next, run_id, principal, found, payload)
 
     async def fallback_answer(
@@ -159,9 +167,11 @@ class Inbox:
                 # Out of attempts: the body goes on, and its `elicit` raises InvalidElicitationContent.
                 run.resume()
                 return await self.host.await_outcome(run, rctx)
-            answer = await self._journal(run, question, answer)
-            if not await self._claim(run.id, args.elicit_id):
+            entries = {question.seq: _entry(question.digest, answer)}
+            written = await self._take(run.id, principal, args.elicit_id, entries, [question.id])
+            if written is None:
                 return not_open
+            answer = await self._journaled(run, question, answer, written)
             run.resume()
             question.resolve(answer)
             return await self.host.await_outcome(run, rctx)
@@ -183,10 +193,16 @@ class Inbox:
         found = await self.durability.load_run(record.run_id, principal)
         if found is None:
             return not_open
-        await self._journal_record(record, principal, answer)
-        if not await self._claim(record.run_id, args.elicit_id):
+        entry = _record_entry(record, answer)
+        entries = {} if entry is None else {record.seq: entry}
+        answered = [] if entry is None else [args.elicit_id]
+        if await self._take(record.run_id, principal, args.elicit_id, entries, answered) is None:
             return not_open
-        payload = {"op": "answers", "answers": {args.elicit_id: [answer.action, answer.content]}}
+        payload = {
+            "op": "answers",
+            "answers": {args.elicit_id: [answer.action, answer.content]},
+            "closed": self._closed(answered),
+        }
         return await self._elsewhere(rctx, call_next, record.run_id, principal, found, payload)
 
     # -- from elicitkit's pages ------------------------------------------------------
@@ -259,9 +275,11 @@ class Inbox:
                 action, content = payload["answer"]
                 question.resolve(Answer(action, content))
             return encode_outcome(None)
+        closed = set(payload.get("closed", ()))
         for key, (action, content) in payload.get("answers", {}).items():
             question = run.pending.get(key)
             if question is not None:
+                question.record_closed = key in closed  # the receiving node forgot its record already
                 question.take(Answer(action, content))
         run.round.close()
         run.resume()
@@ -275,25 +293,24 @@ class Inbox:
     async def _claim(self, run_id: str, nonce: str) -> bool:
         return await self.durability.claim_round(run_id, nonce, self.policy.run_expiry)
 
-    async def _journal(self, run: Run, question: Question, answer: Answer) -> Answer:
-        """Journal `answer` and return the answer the journal holds (the first one written wins)."""
-        if await self.durability.record(run.id, run.principal, question.seq, _entry(question.digest, answer)):
+    async def _take(
+        self, run_id: str, principal: str | None, claim: str, entries: dict[int, Entry], answered: list[str]
+    ) -> set[int] | None:
+        return await self.durability.take_round(run_id, principal, claim, self.policy.run_expiry, entries, answered)
+
+    async def _journaled(self, run: Run, question: Question, answer: Answer, written: set[int]) -> Answer:
+        """The answer the journal holds for `question` (the first one written wins), once a round was taken."""
+        question.record_closed = self.durability.closes_answered
+        if question.seq in written:
             return answer
         existing = (await self.durability.journal(run.id, run.principal)).get(question.seq)
         if existing is None or existing.kind != "answer" or existing.digest != question.digest:
             return answer
         return existing.answer()
 
-    async def _journal_record(self, record: QuestionRecord, principal: str | None, answer: Answer) -> None:
-        """Journal an answer to a question this process does not hold, when it answers it.
-
-        A link's accept only acknowledges, and an answer that breaks the schema is never journaled; both
-        still travel to the owner, which applies them to the question (and counts the attempt).
-        """
-        if only_acknowledges(record.observable, answer.action):
-            return
-        if problems_in(compile_schema(record.schema), answer.action, answer.content) is None:
-            await self.durability.record(record.run_id, principal, record.seq, _entry(record.digest, answer))
+    def _closed(self, answered: list[str]) -> list[str]:
+        """The answered questions whose records the round took away (so the owner does not delete them again)."""
+        return answered if self.durability.closes_answered else []
 
     async def _elsewhere(
         self,
@@ -331,6 +348,19 @@ class Inbox:
 
 def _entry(digest: str, answer: Answer) -> Entry:
     return Entry.of_answer(digest, answer)
+
+
+def _record_entry(record: QuestionRecord, answer: Answer) -> Entry | None:
+    """The journal entry for an answer to a question this process does not hold, when it answers it.
+
+    A link's accept only acknowledges, and an answer that breaks the schema is never journaled; both
+    still travel to the owner, which applies them to the question (and counts the attempt).
+    """
+    if only_acknowledges(record.observable, answer.action):
+        return None
+    if problems_in(compile_schema(record.schema), answer.action, answer.content) is not None:
+        return None
+    return _entry(record.digest, answer)
 
 
 def _still_open(tool: str, exc: InvalidElicitationContent) -> CallToolResult:

@@ -14,16 +14,16 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from elicitkit._core.journal import Entry
 from elicitkit._core.kinds import Mode, RouteName
 from elicitkit._crypto import PlainSealer
 from elicitkit._engine.run import Question, Run
 from elicitkit._errors import TamperedRecord
-from elicitkit.stores.base import Store
+from elicitkit.stores.base import RoundStore, Store
 
 __all__ = ["Durability", "QuestionRecord", "RunRecord", "SealerLike"]
 
@@ -74,6 +74,10 @@ class Durability:
         self.node = node
         # Without a secret records are stored as they are, so answers with secret fields are not journaled.
         self.plain = isinstance(sealer, PlainSealer)
+        # A `RoundStore` takes a round (journal, token, answered questions) in one step. (Asked with `hasattr`: the
+        # store is wrapped, and protocol checks look past a wrapper's `__getattr__` on newer Pythons.)
+        self.closes_answered = hasattr(store, "take_round")
+        """Taking a round also forgets its answered questions' records: nobody need delete them after."""
 
     def keeps(self, secret_fields: Sequence[str]) -> bool:
         """Whether an answer with these secret fields may be journaled: only when it can be sealed."""
@@ -187,8 +191,36 @@ class Durability:
 
     async def record(self, run_id: str, principal: str | None, seq: int, entry: Entry) -> bool:
         """Journal `entry` at `seq`; False when that sequence number already had one (first writer wins)."""
+        return await self.store.append_journal(run_id, seq, self._sealed_entry(run_id, principal, seq, entry))
+
+    def _sealed_entry(self, run_id: str, principal: str | None, seq: int, entry: Entry) -> bytes:
         value = {"k": entry.kind, "d": entry.digest, "a": entry.action, "c": entry.content, "v": entry.value}
-        return await self.store.append_journal(run_id, seq, self._seal(principal, value, f"journal:{run_id}:{seq}"))
+        return self._seal(principal, value, f"journal:{run_id}:{seq}")
+
+    async def take_round(
+        self,
+        run_id: str,
+        principal: str | None,
+        claim: str,
+        ttl: float,
+        entries: Mapping[int, Entry],
+        answered: Sequence[str],
+    ) -> set[int] | None:
+        """Journal a round's answers and spend its one-time `claim` (a nonce, an elicitId) across every node.
+
+        None when the claim was spent already; else the sequence numbers this call journaled (the others had an
+        entry: first writer wins). A `RoundStore` does it in one step, and forgets the `answered` questions'
+        records too; another store journals each answer, then spends the claim.
+        """
+        token, expires_at = f"round:{run_id}:{claim}", time.time() + ttl
+        sealed = {seq: self._sealed_entry(run_id, principal, seq, entry) for seq, entry in entries.items()}
+        if self.closes_answered:
+            taken: set[int] | None = await cast(RoundStore, self.store).take_round(
+                run_id, token, expires_at, sealed, answered
+            )
+            return taken
+        written = {seq for seq, entry in sealed.items() if await self.store.append_journal(run_id, seq, entry)}
+        return written if await self.store.use_once(token, expires_at) else None
 
     async def journal(self, run_id: str, principal: str | None) -> dict[int, Entry]:
         """The run's journal. A tampered entry fails closed: it raises `TamperedRecord`."""

@@ -329,7 +329,7 @@ class Asker:
         return question.answer
 
     async def _close_record(self, run: Run, question: Question) -> None:
-        if not run.hibernated:
+        if not run.hibernated and not question.record_closed:
             with anyio.CancelScope(shield=True), suppress(Exception):
                 await self.store.delete_question(question.id)
 

@@ -96,6 +96,8 @@ class Question:
     """Set while a native request is in flight, so the question can be withdrawn."""
     replayed: bool = False
     """Answered from the run's journal (a replay): not asked again."""
+    record_closed: bool = False
+    """Its stored record went with the round that answered it: nothing to delete when it closes."""
     via: Via | None = None
     """The human channel the question goes to instead of the client (None: the client, as it allows)."""
     responder: Responder | None = None

@@ -19,7 +19,9 @@ Every backend implements the `Store` and `Broker` protocols of
 also implements `PresenceBroker` (Redis does) lets a node tell a crashed owner
 within a fraction of a second instead of waiting out its heartbeat; a store that
 also implements `FencedStore` (all three do) forgets a finished run in one round
-trip, fenced by its owner, instead of a read and a delete. All three also
+trip, fenced by its owner, instead of a read and a delete; one that also
+implements `RoundStore` (all three do) takes a round of answers (journal, spent
+token, answered questions) in one step instead of one per part. All three also
 agree on what the protocols leave open (the contract tests pin it):
 
 - a run's journal lives as long as the run: `delete_run` removes it, and once
@@ -35,7 +37,7 @@ from __future__ import annotations
 import logging
 from urllib.parse import urlsplit
 
-from .base import Broker, FencedStore, PresenceBroker, Store
+from .base import Broker, FencedStore, PresenceBroker, RoundStore, Store
 from .memory import MemoryBroker, MemoryStore
 from .sqlite import SQLiteStore
 
@@ -45,6 +47,7 @@ __all__ = [
     "MemoryBroker",
     "MemoryStore",
     "PresenceBroker",
+    "RoundStore",
     "SQLiteStore",
     "Store",
     "open_store",

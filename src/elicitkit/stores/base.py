@@ -15,11 +15,11 @@ listeners with it at once: nodes use it to tell a crashed node from a slow one.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Protocol, runtime_checkable
 
-__all__ = ["Broker", "FencedStore", "PresenceBroker", "Store"]
+__all__ = ["Broker", "FencedStore", "PresenceBroker", "RoundStore", "Store"]
 
 
 @runtime_checkable
@@ -95,6 +95,26 @@ class FencedStore(Store, Protocol):
         """`delete_run`, unless another node owns the run now: then nothing changes and the answer is False.
 
         A run with no live record (never stored, expired) counts as owned: what is left of it goes.
+        """
+        ...
+
+
+@runtime_checkable
+class RoundStore(Store, Protocol):
+    """A `Store` that takes a round of answers in one step: what a retry, or the model's answer, costs it.
+
+    Without it, a node journals each answer, spends the round's one-time token, and later forgets each
+    answered question's record: a round trip each. Every built-in store is one; a custom `Store` need not be.
+    """
+
+    async def take_round(
+        self, run_id: str, token: str, expires_at: float, entries: Mapping[int, bytes], answered: Sequence[str]
+    ) -> set[int] | None:
+        """Spend `token` (as `use_once`) and, only if it was unspent, record `entries` in the run's journal (each as
+        `append_journal`: a sequence number already recorded keeps its entry) and forget the questions `answered`
+        (as `delete_question`), all at once.
+
+        Returns None, changing nothing, when `token` was already spent; else the sequence numbers newly recorded.
         """
         ...
 

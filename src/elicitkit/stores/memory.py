@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 
 import anyio
@@ -102,6 +102,22 @@ class MemoryStore:
             return False
         self._once[token] = expires_at
         return True
+
+    async def take_round(
+        self, run_id: str, token: str, expires_at: float, entries: Mapping[int, bytes], answered: Sequence[str]
+    ) -> set[int] | None:
+        # No await inside: nothing can interleave.
+        remembered_until = self._once.get(token)
+        if remembered_until is not None and remembered_until > time.time():
+            return None
+        self._once[token] = expires_at
+        journal = self._journals.setdefault(run_id, {})
+        written = {seq for seq in entries if seq not in journal}
+        journal.update((seq, entries[seq]) for seq in written)
+        for question_id in answered:
+            self._unindex_question(question_id)
+            self._questions.pop(question_id, None)
+        return written
 
     async def heartbeat(self, node: str, expires_at: float) -> None:
         self._nodes[node] = expires_at

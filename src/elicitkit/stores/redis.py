@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 
 import anyio
@@ -37,108 +37,11 @@ try:
 except ImportError as error:
     raise ImportError("The Redis store needs redis-py: pip install 'elicitkit[redis]'") from error
 
+from elicitkit.stores import _redis_scripts as scripts
+
 __all__ = ["RedisBroker", "RedisStore"]
 
 DEFAULT_PREFIX = "elicitkit:"
-
-# Sets a key's expiry to ARGV-style milliseconds, or removes it when the value is '' (never expires).
-_EXPIRE = """
-local function expire(key, at)
-  if at == '' then redis.call('PERSIST', key) else redis.call('PEXPIREAT', key, at) end
-end
-"""
-
-# KEYS: run, journal. ARGV: owner, record, expiry. The journal shares its run's lifetime.
-_PUT_RUN = (
-    _EXPIRE
-    + """
-redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'record', ARGV[2])
-expire(KEYS[1], ARGV[3])
-expire(KEYS[2], ARGV[3])
-"""
-)
-
-# KEYS: run. ARGV: expected owner, new owner.
-_CLAIM_RUN = """
-if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
-redis.call('HSET', KEYS[1], 'owner', ARGV[2])
-return 1
-"""
-
-# KEYS: run, journal, run-questions. ARGV: question key prefix.
-_DELETE_RUN = """
-for _, id in ipairs(redis.call('SMEMBERS', KEYS[3])) do redis.call('DEL', ARGV[1] .. id) end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
-"""
-
-# KEYS: run, journal, run-questions. ARGV: question key prefix, owner. 0 (and no change) when another owns it.
-_DELETE_OWNED_RUN = """
-local owner = redis.call('HGET', KEYS[1], 'owner')
-if owner and owner ~= ARGV[2] then return 0 end
-for _, id in ipairs(redis.call('SMEMBERS', KEYS[3])) do redis.call('DEL', ARGV[1] .. id) end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
-return 1
-"""
-
-# KEYS: journal, run. ARGV: seq, entry.
-_APPEND_JOURNAL = """
-if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
-local ttl = redis.call('PTTL', KEYS[2])
-if ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl) end
-return 1
-"""
-
-# KEYS: question, run-questions. ARGV: question id, run id, record, expiry, run-questions key prefix.
-_PUT_QUESTION = (
-    _EXPIRE
-    + """
-local previous = redis.call('HGET', KEYS[1], 'run')
-if previous and previous ~= ARGV[2] then redis.call('SREM', ARGV[5] .. previous, ARGV[1]) end
-local indexed = redis.call('EXISTS', KEYS[2])
-redis.call('HSET', KEYS[1], 'run', ARGV[2], 'record', ARGV[3])
-expire(KEYS[1], ARGV[4])
-redis.call('SADD', KEYS[2], ARGV[1])
-if indexed == 0 or ARGV[4] == '' then
-  expire(KEYS[2], ARGV[4])
-else
-  local ttl = redis.call('PTTL', KEYS[2])
-  if ttl >= 0 then
-    local now = redis.call('TIME')
-    if now[1] * 1000 + math.floor(now[2] / 1000) + ttl < tonumber(ARGV[4]) then expire(KEYS[2], ARGV[4]) end
-  end
-end
-"""
-)
-
-# KEYS: run-questions. ARGV: question key prefix, run id. Returns [id, record, ...]; forgets ids that died.
-_RUN_QUESTIONS = """
-local found = {}
-for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
-  local question = redis.call('HMGET', ARGV[1] .. id, 'run', 'record')
-  if question[1] == ARGV[2] then
-    found[#found + 1] = id
-    found[#found + 1] = question[2]
-  else
-    redis.call('SREM', KEYS[1], id)
-  end
-end
-return found
-"""
-
-# KEYS: question. ARGV: run-questions key prefix, question id.
-_DELETE_QUESTION = """
-local run = redis.call('HGET', KEYS[1], 'run')
-if run then redis.call('SREM', ARGV[1] .. run, ARGV[2]) end
-redis.call('DEL', KEYS[1])
-"""
-
-# KEYS: journal, run. Returns how many entries went with a journal whose run is gone.
-_DROP_ORPHAN_JOURNAL = """
-if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
-local entries = redis.call('HLEN', KEYS[1])
-redis.call('DEL', KEYS[1])
-return entries
-"""
 
 
 def _pxat(expires_at: float) -> int | None:
@@ -180,15 +83,16 @@ class RedisStore:
         self.prefix = prefix
         self._redis = _connect(url)
         script = self._redis.register_script
-        self._put_run = script(_PUT_RUN)
-        self._claim_run = script(_CLAIM_RUN)
-        self._delete_run = script(_DELETE_RUN)
-        self._delete_owned_run = script(_DELETE_OWNED_RUN)
-        self._append_journal = script(_APPEND_JOURNAL)
-        self._put_question = script(_PUT_QUESTION)
-        self._run_questions = script(_RUN_QUESTIONS)
-        self._delete_question = script(_DELETE_QUESTION)
-        self._drop_orphan_journal = script(_DROP_ORPHAN_JOURNAL)
+        self._put_run = script(scripts.PUT_RUN)
+        self._claim_run = script(scripts.CLAIM_RUN)
+        self._delete_run = script(scripts.DELETE_RUN)
+        self._delete_owned_run = script(scripts.DELETE_OWNED_RUN)
+        self._append_journal = script(scripts.APPEND_JOURNAL)
+        self._put_question = script(scripts.PUT_QUESTION)
+        self._run_questions = script(scripts.RUN_QUESTIONS)
+        self._delete_question = script(scripts.DELETE_QUESTION)
+        self._take_round = script(scripts.TAKE_ROUND)
+        self._drop_orphan_journal = script(scripts.DROP_ORPHAN_JOURNAL)
 
     def _key(self, kind: str, name: str) -> str:
         return f"{self.prefix}{kind}:{name}"
@@ -262,6 +166,25 @@ class RedisStore:
         # SET NX is atomic; Redis forgets the token at its expiry, after which it is accepted again.
         first = await self._redis.set(self._key("once", token), b"1", nx=True, pxat=_pxat(expires_at))
         return bool(first)
+
+    async def take_round(
+        self, run_id: str, token: str, expires_at: float, entries: Mapping[int, bytes], answered: Sequence[str]
+    ) -> set[int] | None:
+        pairs = [part for seq, entry in entries.items() for part in (seq, entry)]
+        written = await self._take_round(
+            keys=[self._key("once", token), self._key("journal", run_id), self._key("run", run_id)],
+            args=[
+                _expiry_arg(expires_at),
+                self._key("question", ""),
+                self._key("run-questions", ""),
+                len(entries),
+                *pairs,
+                *answered,
+            ],
+        )
+        if written == -1:
+            return None
+        return {int(seq) for seq in written}
 
     async def heartbeat(self, node: str, expires_at: float) -> None:
         await self._redis.set(self._key("node", node), b"1", pxat=_pxat(expires_at))

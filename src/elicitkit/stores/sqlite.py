@@ -13,7 +13,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -163,6 +163,29 @@ class SQLiteStore:
             (token, expires_at, time.time()),
         )
         return inserted == 1
+
+    async def take_round(
+        self, run_id: str, token: str, expires_at: float, entries: Mapping[int, bytes], answered: Sequence[str]
+    ) -> set[int] | None:
+        def take(db: sqlite3.Connection) -> set[int] | None:
+            with _transaction(db):
+                spent = db.execute(
+                    "INSERT INTO once (token, expires_at) VALUES (?, ?)"
+                    " ON CONFLICT (token) DO UPDATE SET expires_at = excluded.expires_at WHERE once.expires_at <= ?",
+                    (token, expires_at, time.time()),
+                ).rowcount
+                if spent != 1:
+                    return None
+                written = set()
+                for seq, entry in entries.items():
+                    insert = "INSERT OR IGNORE INTO journal (run_id, seq, entry) VALUES (?, ?, ?)"
+                    if db.execute(insert, (run_id, seq, entry)).rowcount == 1:
+                        written.add(seq)
+                db.executemany("DELETE FROM questions WHERE id = ?", [(question_id,) for question_id in answered])
+                return written
+
+        taken: set[int] | None = await self._run(take)
+        return taken
 
     async def heartbeat(self, node: str, expires_at: float) -> None:
         await self._write("INSERT OR REPLACE INTO nodes (node, expires_at) VALUES (?, ?)", (node, expires_at))
