@@ -138,6 +138,14 @@ async def bench(runs: int, concurrency: int, repeat: int) -> dict[str, list[floa
                     rates["bare"].append(await plain_calls(bare, runs, concurrency, base))
                     rates["answers"].append(await answers(elicitkit, runs, concurrency, base + runs))
                     rates["plain"].append(await plain_calls(elicitkit, runs, concurrency, base + 2 * runs))
+        except BaseException:
+            # A request failed (seen rarely: httpx2.ReadError); what the nodes said goes with the traceback.
+            for node in nodes:
+                code = node.process.poll() if node.process is not None else None
+                state = "still running" if code is None else f"exited with {code}"
+                tail = node.log.read_text(errors="replace").splitlines()[-15:] if node.log.exists() else []
+                print(f"--- {node.name} ({state}), the end of its log:", *tail, sep="\n", file=sys.stderr)
+            raise
         finally:
             for node in nodes:
                 node.stop()
