@@ -274,7 +274,8 @@ async def test_a_call_that_asks_nothing_costs_the_store_nothing_and_a_step_leave
     assert store._journals == {}
 
 
-def confirm_server(store: Any) -> tuple[MCPServer, Elicitation]:
+async def deploy_once(store: Any) -> None:
+    """One 2026-07-28 call of a tool that asks one question, answered yes on the retry, through `store`."""
     server = MCPServer("t")
     hitl = Elicitation(server, store=store)
 
@@ -283,15 +284,14 @@ def confirm_server(store: Any) -> tuple[MCPServer, Elicitation]:
         answer = await hitl.confirm(ctx, "Deploy?")
         return "deployed" if isinstance(answer, Accepted) and answer.data else "kept"
 
-    return server, hitl
+    async with Client(server, mode="auto", elicitation_callback=ScriptedHuman(accept({"value": True}))) as client:
+        assert text(await client.call_tool("deploy", {})) == "deployed"
+        await settled(hitl)
 
 
 async def test_an_answer_costs_the_store_one_round_trip_and_the_end_of_its_run_one_more() -> None:
     store = CountingStore()
-    server, hitl = confirm_server(store)
-    async with Client(server, mode="auto", elicitation_callback=ScriptedHuman(accept({"value": True}))) as client:
-        assert text(await client.call_tool("deploy", {})) == "deployed"
-        await settled(hitl)
+    await deploy_once(store)
     # The first round stores the question and the run; the retry journals its answer, spends its round and
     # forgets the question in one step; the run's end deletes what is left, fenced by its owner.
     assert sorted(store.calls[:2]) == ["put_question", "put_run"]
@@ -301,10 +301,7 @@ async def test_an_answer_costs_the_store_one_round_trip_and_the_end_of_its_run_o
 
 async def test_a_store_without_rounds_journals_first_and_spends_the_round_last() -> None:
     store = UnfencedStore()
-    server, hitl = confirm_server(store)
-    async with Client(server, mode="auto", elicitation_callback=ScriptedHuman(accept({"value": True}))) as client:
-        assert text(await client.call_tool("deploy", {})) == "deployed"
-        await settled(hitl)
+    await deploy_once(store)
     calls = store.inner.calls
     assert calls[2:] == ["append_journal", "use_once", "delete_question", "get_run", "delete_run"]
     assert store.inner._runs == {} and store.inner._questions == {} and store.inner._journals == {}

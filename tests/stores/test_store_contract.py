@@ -120,6 +120,15 @@ async def test_deleting_an_unknown_run_is_harmless(store: Store) -> None:
     await store.delete_run("unknown")
 
 
+async def stored_run(store: Store, run_id: str, journaled: dict[int, bytes], questions: list[str]) -> None:
+    """A live run of node-a's, with journal entries and open questions."""
+    await store.put_run(run_id, "node-a", b"record", later())
+    for seq, entry in journaled.items():
+        await store.append_journal(run_id, seq, entry)
+    for question_id in questions:
+        await store.put_question(question_id, run_id, b"question", later())
+
+
 async def test_every_built_in_store_deletes_a_run_fenced_by_its_owner(store: Store) -> None:
     assert isinstance(store, FencedStore)
 
@@ -127,9 +136,7 @@ async def test_every_built_in_store_deletes_a_run_fenced_by_its_owner(store: Sto
 async def test_a_run_is_deleted_for_its_owner_and_kept_for_another_node(store: Store) -> None:
     """A node finishing a run another node has taken over must leave the new owner's records alone."""
     assert isinstance(store, FencedStore)
-    await store.put_run("run-1", "node-a", b"record", later())
-    await store.append_journal("run-1", 0, b"answer")
-    await store.put_question("run-1-q", "run-1", b"question", later())
+    await stored_run(store, "run-1", {0: b"answer"}, ["run-1-q"])
 
     assert await store.delete_owned_run("run-1", "node-b") is False
     assert await store.get_run("run-1") == ("node-a", b"record")
@@ -158,10 +165,7 @@ async def test_every_built_in_store_takes_a_round_in_one_step(store: Store) -> N
 
 async def test_taking_a_round_spends_its_token_journals_its_answers_and_forgets_its_questions(store: Store) -> None:
     assert isinstance(store, RoundStore)
-    await store.put_run("run-1", "node-a", b"record", later())
-    await store.append_journal("run-1", 1, b"earlier")
-    for question_id in ("q1", "q2", "q3"):
-        await store.put_question(question_id, "run-1", b"question", later())
+    await stored_run(store, "run-1", {1: b"earlier"}, ["q1", "q2", "q3"])
 
     written = await store.take_round("run-1", "round:run-1:n1", later(), {1: b"late", 2: ODD_BYTES}, ["q1", "q2"])
 
@@ -174,8 +178,7 @@ async def test_taking_a_round_spends_its_token_journals_its_answers_and_forgets_
 
 async def test_a_round_whose_token_was_spent_changes_nothing(store: Store) -> None:
     assert isinstance(store, RoundStore)
-    await store.put_run("run-1", "node-a", b"record", later())
-    await store.put_question("q1", "run-1", b"question", later())
+    await stored_run(store, "run-1", {}, ["q1"])
     assert await store.use_once("round:run-1:n1", later()) is True
 
     assert await store.take_round("run-1", "round:run-1:n1", later(), {1: b"answer"}, ["q1"]) is None
