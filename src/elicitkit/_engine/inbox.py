@@ -299,7 +299,8 @@ class Inbox:
         return await self.durability.take_round(run_id, principal, claim, self.policy.run_expiry, entries, answered)
 
     async def _journaled(self, run: Run, question: Question, answer: Answer, written: set[int]) -> Answer:
-        """The answer the journal holds for `question` (the first one written wins), once a round was taken."""
+        """The answer the journal holds for `question` (the first one written wins), once a round was taken; the
+        question's record is marked closed when the round took it away."""
         question.record_closed = self.durability.closes_answered
         if question.seq in written:
             return answer

@@ -212,7 +212,7 @@ class Durability:
         entry: first writer wins). A `RoundStore` does it in one step, and forgets the `answered` questions'
         records too; another store journals each answer, then spends the claim.
         """
-        token, expires_at = f"round:{run_id}:{claim}", time.time() + ttl
+        token, expires_at = _round_token(run_id, claim), time.time() + ttl
         sealed = {seq: self._sealed_entry(run_id, principal, seq, entry) for seq, entry in entries.items()}
         if self.closes_answered:
             taken: set[int] | None = await cast(RoundStore, self.store).take_round(
@@ -234,4 +234,9 @@ class Durability:
 
     async def claim_round(self, run_id: str, nonce: str, ttl: float) -> bool:
         """Use a round's one-time nonce, across every node; False when it was already used."""
-        return await self.store.use_once(f"round:{run_id}:{nonce}", time.time() + ttl)
+        return await self.store.use_once(_round_token(run_id, nonce), time.time() + ttl)
+
+
+def _round_token(run_id: str, claim: str) -> str:
+    """The one-time token of a round's claim (its nonce, an elicitId, a page), the same whichever way it is spent."""
+    return f"round:{run_id}:{claim}"

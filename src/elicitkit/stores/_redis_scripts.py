@@ -44,28 +44,59 @@ redis.call('HSET', KEYS[1], 'owner', ARGV[2])
 return 1
 """
 
-# KEYS: run, journal, run-questions. ARGV: question key prefix.
-DELETE_RUN = """
-for _, id in ipairs(redis.call('SMEMBERS', KEYS[3])) do redis.call('DEL', ARGV[1] .. id) end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+# Deletes a run, its journal, its index of questions and every question in it.
+_FORGET_RUN = """
+local function forget_run(run, journal, questions, question_prefix)
+  for _, id in ipairs(redis.call('SMEMBERS', questions)) do redis.call('DEL', question_prefix .. id) end
+  redis.call('DEL', run, journal, questions)
+end
 """
+
+# Deletes a question and takes it out of its run's index.
+_FORGET_QUESTION = """
+local function forget_question(key, id, questions_prefix)
+  local run = redis.call('HGET', key, 'run')
+  if run then redis.call('SREM', questions_prefix .. run, id) end
+  redis.call('DEL', key)
+end
+"""
+
+# Gives a journal that just grew its run's remaining lifetime.
+_JOURNAL_LIVES_WITH_RUN = """
+local function journal_lives_with_run(journal, run)
+  local ttl = redis.call('PTTL', run)
+  if ttl > 0 then redis.call('PEXPIRE', journal, ttl) end
+end
+"""
+
+# KEYS: run, journal, run-questions. ARGV: question key prefix.
+DELETE_RUN = (
+    _FORGET_RUN
+    + """
+forget_run(KEYS[1], KEYS[2], KEYS[3], ARGV[1])
+"""
+)
 
 # KEYS: run, journal, run-questions. ARGV: question key prefix, owner. 0 (and no change) when another owns it.
-DELETE_OWNED_RUN = """
+DELETE_OWNED_RUN = (
+    _FORGET_RUN
+    + """
 local owner = redis.call('HGET', KEYS[1], 'owner')
 if owner and owner ~= ARGV[2] then return 0 end
-for _, id in ipairs(redis.call('SMEMBERS', KEYS[3])) do redis.call('DEL', ARGV[1] .. id) end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+forget_run(KEYS[1], KEYS[2], KEYS[3], ARGV[1])
 return 1
 """
+)
 
 # KEYS: journal, run. ARGV: seq, entry.
-APPEND_JOURNAL = """
+APPEND_JOURNAL = (
+    _JOURNAL_LIVES_WITH_RUN
+    + """
 if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
-local ttl = redis.call('PTTL', KEYS[2])
-if ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl) end
+journal_lives_with_run(KEYS[1], KEYS[2])
 return 1
 """
+)
 
 # KEYS: question, run-questions. ARGV: question id, run id, record, expiry, run-questions key prefix.
 PUT_QUESTION = (
@@ -107,7 +138,10 @@ return found
 # KEYS: once token, journal, run. ARGV: token expiry (ms, '' for never), question key prefix, run-questions key prefix,
 # how many entries, then seq, entry pairs, then the answered question ids. Returns the seqs newly recorded,
 # or -1 (and no change) when the token was spent already.
-TAKE_ROUND = """
+TAKE_ROUND = (
+    _FORGET_QUESTION
+    + _JOURNAL_LIVES_WITH_RUN
+    + """
 local spent
 if ARGV[1] == '' then spent = redis.call('SET', KEYS[1], '1', 'NX')
 else spent = redis.call('SET', KEYS[1], '1', 'NX', 'PXAT', ARGV[1]) end
@@ -118,25 +152,19 @@ for i = 0, count - 1 do
   local seq, entry = ARGV[5 + 2 * i], ARGV[6 + 2 * i]
   if redis.call('HSETNX', KEYS[2], seq, entry) == 1 then written[#written + 1] = seq end
 end
-if #written > 0 then
-  local ttl = redis.call('PTTL', KEYS[3])
-  if ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl) end
-end
-for i = 5 + 2 * count, #ARGV do
-  local key = ARGV[2] .. ARGV[i]
-  local run = redis.call('HGET', key, 'run')
-  if run then redis.call('SREM', ARGV[3] .. run, ARGV[i]) end
-  redis.call('DEL', key)
-end
+if #written > 0 then journal_lives_with_run(KEYS[2], KEYS[3]) end
+for i = 5 + 2 * count, #ARGV do forget_question(ARGV[2] .. ARGV[i], ARGV[i], ARGV[3]) end
 return written
 """
+)
 
 # KEYS: question. ARGV: run-questions key prefix, question id.
-DELETE_QUESTION = """
-local run = redis.call('HGET', KEYS[1], 'run')
-if run then redis.call('SREM', ARGV[1] .. run, ARGV[2]) end
-redis.call('DEL', KEYS[1])
+DELETE_QUESTION = (
+    _FORGET_QUESTION
+    + """
+forget_question(KEYS[1], ARGV[2], ARGV[1])
 """
+)
 
 # KEYS: journal, run. Returns how many entries went with a journal whose run is gone.
 DROP_ORPHAN_JOURNAL = """

@@ -63,11 +63,7 @@ class MemoryStore:
         return True
 
     async def append_journal(self, run_id: str, seq: int, entry: bytes) -> bool:
-        journal = self._journals.setdefault(run_id, {})
-        if seq in journal:
-            return False
-        journal[seq] = entry
-        return True
+        return self._append(run_id, seq, entry)
 
     async def journal(self, run_id: str) -> dict[int, bytes]:
         return dict(self._journals.get(run_id, {}))
@@ -93,30 +89,20 @@ class MemoryStore:
         return found
 
     async def delete_question(self, question_id: str) -> None:
-        self._unindex_question(question_id)
-        self._questions.pop(question_id, None)
+        self._forget_question(question_id)
 
     async def use_once(self, token: str, expires_at: float) -> bool:
-        remembered_until = self._once.get(token)
-        if remembered_until is not None and remembered_until > time.time():
-            return False
-        self._once[token] = expires_at
-        return True
+        return self._spend(token, expires_at)
 
     async def take_round(
         self, run_id: str, token: str, expires_at: float, entries: Mapping[int, bytes], answered: Sequence[str]
     ) -> set[int] | None:
         # No await inside: nothing can interleave.
-        remembered_until = self._once.get(token)
-        if remembered_until is not None and remembered_until > time.time():
+        if not self._spend(token, expires_at):
             return None
-        self._once[token] = expires_at
-        journal = self._journals.setdefault(run_id, {})
-        written = {seq for seq in entries if seq not in journal}
-        journal.update((seq, entries[seq]) for seq in written)
+        written = {seq for seq, entry in entries.items() if self._append(run_id, seq, entry)}
         for question_id in answered:
-            self._unindex_question(question_id)
-            self._questions.pop(question_id, None)
+            self._forget_question(question_id)
         return written
 
     async def heartbeat(self, node: str, expires_at: float) -> None:
@@ -145,6 +131,24 @@ class MemoryStore:
 
     async def aclose(self) -> None:
         pass
+
+    def _append(self, run_id: str, seq: int, entry: bytes) -> bool:
+        journal = self._journals.setdefault(run_id, {})
+        if seq in journal:
+            return False
+        journal[seq] = entry
+        return True
+
+    def _spend(self, token: str, expires_at: float) -> bool:
+        remembered_until = self._once.get(token)
+        if remembered_until is not None and remembered_until > time.time():
+            return False
+        self._once[token] = expires_at
+        return True
+
+    def _forget_question(self, question_id: str) -> None:
+        self._unindex_question(question_id)
+        self._questions.pop(question_id, None)
 
     def _unindex_question(self, question_id: str) -> None:
         question = self._questions.get(question_id)

@@ -99,9 +99,7 @@ class SQLiteStore:
     async def delete_run(self, run_id: str) -> None:
         def delete(db: sqlite3.Connection) -> None:
             with _transaction(db):
-                db.execute("DELETE FROM runs WHERE id = ?", (run_id,))
-                db.execute("DELETE FROM journal WHERE run_id = ?", (run_id,))
-                db.execute("DELETE FROM questions WHERE run_id = ?", (run_id,))
+                _forget_run(db, run_id)
 
         await self._run(delete)
 
@@ -113,19 +111,14 @@ class SQLiteStore:
                 ).fetchone()
                 if row is not None and row[0] != owner:
                     return False
-                db.execute("DELETE FROM runs WHERE id = ?", (run_id,))
-                db.execute("DELETE FROM journal WHERE run_id = ?", (run_id,))
-                db.execute("DELETE FROM questions WHERE run_id = ?", (run_id,))
+                _forget_run(db, run_id)
                 return True
 
         deleted: bool = await self._run(delete)
         return deleted
 
     async def append_journal(self, run_id: str, seq: int, entry: bytes) -> bool:
-        inserted = await self._write(
-            "INSERT OR IGNORE INTO journal (run_id, seq, entry) VALUES (?, ?, ?)",
-            (run_id, seq, entry),
-        )
+        inserted = await self._write(_APPEND, (run_id, seq, entry))
         return inserted == 1
 
     async def journal(self, run_id: str) -> dict[int, bytes]:
@@ -153,15 +146,10 @@ class SQLiteStore:
         return dict(rows)
 
     async def delete_question(self, question_id: str) -> None:
-        await self._write("DELETE FROM questions WHERE id = ?", (question_id,))
+        await self._write(_FORGET_QUESTION, (question_id,))
 
     async def use_once(self, token: str, expires_at: float) -> bool:
-        # One statement, so atomic: it inserts a new token or revives one whose memory expired, never a live one.
-        inserted = await self._write(
-            "INSERT INTO once (token, expires_at) VALUES (?, ?)"
-            " ON CONFLICT (token) DO UPDATE SET expires_at = excluded.expires_at WHERE once.expires_at <= ?",
-            (token, expires_at, time.time()),
-        )
+        inserted = await self._write(_SPEND, (token, expires_at, time.time()))
         return inserted == 1
 
     async def take_round(
@@ -169,19 +157,10 @@ class SQLiteStore:
     ) -> set[int] | None:
         def take(db: sqlite3.Connection) -> set[int] | None:
             with _transaction(db):
-                spent = db.execute(
-                    "INSERT INTO once (token, expires_at) VALUES (?, ?)"
-                    " ON CONFLICT (token) DO UPDATE SET expires_at = excluded.expires_at WHERE once.expires_at <= ?",
-                    (token, expires_at, time.time()),
-                ).rowcount
-                if spent != 1:
+                if db.execute(_SPEND, (token, expires_at, time.time())).rowcount != 1:
                     return None
-                written = set()
-                for seq, entry in entries.items():
-                    insert = "INSERT OR IGNORE INTO journal (run_id, seq, entry) VALUES (?, ?, ?)"
-                    if db.execute(insert, (run_id, seq, entry)).rowcount == 1:
-                        written.add(seq)
-                db.executemany("DELETE FROM questions WHERE id = ?", [(question_id,) for question_id in answered])
+                written = {seq for seq, entry in entries.items() if db.execute(_APPEND, (run_id, seq, entry)).rowcount}
+                db.executemany(_FORGET_QUESTION, [(question_id,) for question_id in answered])
                 return written
 
         taken: set[int] | None = await self._run(take)
@@ -222,6 +201,21 @@ class SQLiteStore:
                 return operation(self._db)
 
         return await anyio.to_thread.run_sync(locked)
+
+
+# One statement, so atomic: it inserts a new token or revives one whose memory expired, never a live one.
+_SPEND = (
+    "INSERT INTO once (token, expires_at) VALUES (?, ?)"
+    " ON CONFLICT (token) DO UPDATE SET expires_at = excluded.expires_at WHERE once.expires_at <= ?"
+)
+_APPEND = "INSERT OR IGNORE INTO journal (run_id, seq, entry) VALUES (?, ?, ?)"
+_FORGET_QUESTION = "DELETE FROM questions WHERE id = ?"
+
+
+def _forget_run(db: sqlite3.Connection, run_id: str) -> None:
+    db.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+    db.execute("DELETE FROM journal WHERE run_id = ?", (run_id,))
+    db.execute("DELETE FROM questions WHERE run_id = ?", (run_id,))
 
 
 @contextmanager
