@@ -8,7 +8,9 @@ pick an expiry no earlier than that of what the token guards.
 from __future__ import annotations
 
 import math
+import sqlite3
 import time
+from contextlib import closing
 from pathlib import Path
 
 import anyio
@@ -346,7 +348,137 @@ async def test_a_node_is_alive_until_its_heartbeat_expires(store: Store) -> None
     assert await store.is_alive("node-a") is True
 
 
+# Tasks
+
+
+async def test_a_stored_task_reads_back_and_putting_it_again_replaces_it(store: Store) -> None:
+    await store.put_task("task-1", b"working", later())
+    assert await store.get_task("task-1") == b"working"
+    assert await store.get_task("task-2") is None
+
+    await store.put_task("task-1", b"completed", later())
+    assert await store.get_task("task-1") == b"completed"
+
+
+async def test_an_expired_task_is_invisible(store: Store) -> None:
+    await store.put_task("task-gone", b"working", earlier())
+    await store.put_task("task-ended", b"working", later())
+    await store.put_task("task-ended", b"completed", earlier())
+
+    assert await store.get_task("task-gone") is None
+    assert await store.get_task("task-ended") is None
+
+
+async def test_a_task_that_never_expires_stays(store: Store) -> None:
+    await store.put_task("task-1", b"working", later())
+    await store.put_task("task-1", b"completed", math.inf)
+    await store.sweep()
+
+    assert await store.get_task("task-1") == b"completed"
+
+
+# Inbox entries
+
+
+async def test_inbox_entries_read_back_by_inbox_and_inboxes_never_mix(store: Store) -> None:
+    await store.put_inbox_entry("inbox-a", "e-1", b"first", later())
+    await store.put_inbox_entry("inbox-a", "e-2", b"second", later())
+    await store.put_inbox_entry("inbox-b", "e-3", b"third", later())
+
+    assert await store.inbox_entries("inbox-a") == {"e-1": b"first", "e-2": b"second"}
+    assert await store.inbox_entries("inbox-b") == {"e-3": b"third"}
+    assert await store.inbox_entries("inbox-c") == {}
+
+
+async def test_putting_an_inbox_entry_again_replaces_it(store: Store) -> None:
+    await store.put_inbox_entry("inbox-a", "e-1", b"first", later())
+    await store.put_inbox_entry("inbox-a", "e-1", b"second", later())
+
+    assert await store.inbox_entries("inbox-a") == {"e-1": b"second"}
+
+
+async def test_each_inbox_entry_expires_on_its_own_expiry(store: Store) -> None:
+    await store.put_inbox_entry("inbox-a", "e-live", b"live", later())
+    await store.put_inbox_entry("inbox-a", "e-forever", b"forever", math.inf)
+    await store.put_inbox_entry("inbox-a", "e-gone", b"gone", earlier())
+    await store.put_inbox_entry("inbox-a", "e-closed", b"closed", later())
+    await store.put_inbox_entry("inbox-a", "e-closed", b"closed", earlier())
+    await store.sweep()
+
+    assert await store.inbox_entries("inbox-a") == {"e-live": b"live", "e-forever": b"forever"}
+
+
+async def test_an_inbox_entry_filed_under_another_inbox_moves_there(store: Store) -> None:
+    await store.put_inbox_entry("inbox-a", "e-1", b"first", later())
+    await store.put_inbox_entry("inbox-b", "e-1", b"moved", later())
+
+    assert await store.inbox_entries("inbox-a") == {}
+    assert await store.inbox_entries("inbox-b") == {"e-1": b"moved"}
+
+
+async def test_a_deleted_inbox_entry_leaves_its_inbox_and_only_its_own_inbox_can_delete_it(store: Store) -> None:
+    await store.put_inbox_entry("inbox-a", "e-1", b"first", later())
+    await store.put_inbox_entry("inbox-a", "e-2", b"second", later())
+
+    await store.delete_inbox_entry("inbox-a", "e-1")
+    await store.delete_inbox_entry("inbox-b", "e-2")  # e-2 is not in inbox-b: nothing happens
+    await store.delete_inbox_entry("inbox-a", "unknown")
+
+    assert await store.inbox_entries("inbox-a") == {"e-2": b"second"}
+    assert await store.inbox_entries("inbox-b") == {}
+
+
+# Tasks and inbox entries stand apart from runs
+
+
+async def test_deleting_a_run_leaves_tasks_and_inbox_entries_alone(store: Store) -> None:
+    await stored_run(store, "run-1", {0: b"answer"}, ["q-1"])
+    await store.put_task("run-1", b"task", later())
+    await store.put_inbox_entry("inbox-a", "q-1", b"entry", later())
+    await store.put_inbox_entry("run-1", "e-1", b"entry", later())
+
+    await store.delete_run("run-1")
+
+    assert await store.get_run("run-1") is None
+    assert await store.get_task("run-1") == b"task"
+    assert await store.inbox_entries("inbox-a") == {"q-1": b"entry"}
+    assert await store.inbox_entries("run-1") == {"e-1": b"entry"}
+
+
+async def test_a_run_a_question_a_task_and_an_inbox_entry_sharing_an_id_are_kept_apart(store: Store) -> None:
+    await store.put_run("x", "node-a", b"run", later())
+    await store.put_question("x", "x", b"question", later())
+    await store.put_task("x", b"task", later())
+    await store.put_inbox_entry("x", "x", b"entry", later())
+
+    assert await store.get_run("x") == ("node-a", b"run")
+    assert await store.get_question("x") == ("x", b"question")
+    assert await store.run_questions("x") == {"x": b"question"}
+    assert await store.get_task("x") == b"task"
+    assert await store.inbox_entries("x") == {"x": b"entry"}
+
+    await store.delete_question("x")
+    await store.delete_inbox_entry("x", "x")
+    assert await store.get_task("x") == b"task"
+    assert await store.get_run("x") == ("node-a", b"run")
+
+
 # Sweeping
+
+
+async def test_sweeping_removes_expired_tasks_and_inbox_entries(store: Store, store_kind: str) -> None:
+    await store.put_task("task-live", b"kept", later())
+    await store.put_task("task-gone", b"swept", earlier())
+    await store.put_inbox_entry("inbox-a", "e-live", b"kept", later())
+    await store.put_inbox_entry("inbox-a", "e-gone", b"swept", earlier())
+
+    swept = await store.sweep()
+
+    assert swept == (0 if store_kind == "redis" else 2)  # Redis has dropped them natively
+    assert await store.sweep() == 0
+    assert await store.get_task("task-live") == b"kept"
+    assert await store.get_task("task-gone") is None
+    assert await store.inbox_entries("inbox-a") == {"e-live": b"kept"}
 
 
 async def test_sweeping_removes_what_expired_and_keeps_what_lives(store: Store, store_kind: str) -> None:
@@ -399,7 +531,14 @@ async def test_values_are_stored_byte_for_byte(store: Store) -> None:
     await store.append_journal("run-1", 0, ODD_BYTES)
     await store.append_journal("run-1", 1, b"")
     await store.put_question("q-1", "run-1", ODD_BYTES * 100, later())
+    await store.put_task("task-1", ODD_BYTES, later())
+    await store.put_task("task-2", b"", later())
+    await store.put_inbox_entry("inbox-a", "e-1", ODD_BYTES, later())
+    await store.put_inbox_entry("inbox-a", "e-2", b"", later())
 
+    assert await store.get_task("task-1") == ODD_BYTES
+    assert await store.get_task("task-2") == b""
+    assert await store.inbox_entries("inbox-a") == {"e-1": ODD_BYTES, "e-2": b""}
     assert await store.get_run("run-1") == ("node-a", ODD_BYTES)
     assert await store.journal("run-1") == {0: ODD_BYTES, 1: b""}
     assert await store.get_question("q-1") == ("run-1", ODD_BYTES * 100)
@@ -411,10 +550,14 @@ async def test_ids_with_separators_and_unicode_are_kept_apart(store: Store) -> N
     for i, run_id in enumerate(ids):
         await store.put_run(run_id, f"node:{i}", str(i).encode(), later())
         await store.put_question(f"q:{run_id}", run_id, str(i).encode(), later())
+        await store.put_task(run_id, str(i).encode(), later())
+        await store.put_inbox_entry(run_id, f"e:{run_id}", str(i).encode(), later())
 
     for i, run_id in enumerate(ids):
         assert await store.get_run(run_id) == (f"node:{i}", str(i).encode())
         assert await store.run_questions(run_id) == {f"q:{run_id}": str(i).encode()}
+        assert await store.get_task(run_id) == str(i).encode()
+        assert await store.inbox_entries(run_id) == {f"e:{run_id}": str(i).encode()}
 
 
 # SQLite
@@ -428,6 +571,8 @@ async def test_a_sqlite_store_keeps_everything_when_closed_and_reopened(tmp_path
     await first.put_question("q-1", "run-1", b"question", later())
     await first.use_once("token-1", later())
     await first.heartbeat("node-a", later())
+    await first.put_task("task-1", b"task", later())
+    await first.put_inbox_entry("inbox-a", "e-1", b"entry", later())
     await first.aclose()
 
     second = SQLiteStore(path)
@@ -438,8 +583,26 @@ async def test_a_sqlite_store_keeps_everything_when_closed_and_reopened(tmp_path
         assert await second.use_once("token-1", later()) is False
         assert await second.is_alive("node-a") is True
         assert await second.append_journal("run-1", 0, b"again") is False
+        assert await second.get_task("task-1") == b"task"
+        assert await second.inbox_entries("inbox-a") == {"e-1": b"entry"}
     finally:
         await second.aclose()
+
+
+async def test_a_sqlite_file_from_before_tasks_and_inbox_entries_gains_their_tables(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    await SQLiteStore(path).aclose()
+    with closing(sqlite3.connect(path)) as db:
+        db.executescript("DROP TABLE tasks; DROP TABLE inbox;")
+    store = SQLiteStore(path)
+    try:
+        await store.put_task("task-1", b"task", later())
+        await store.put_inbox_entry("inbox-a", "e-1", b"entry", later())
+
+        assert await store.get_task("task-1") == b"task"
+        assert await store.inbox_entries("inbox-a") == {"e-1": b"entry"}
+    finally:
+        await store.aclose()
 
 
 # Redis
@@ -459,11 +622,28 @@ async def test_every_expiring_redis_key_carries_a_native_ttl(redis_server: Redis
         await store.put_question("q-1", "run-1", b"question", later())
         await store.use_once("token-1", later())
         await store.heartbeat("node-a", later())
+        await store.put_task("task-1", b"task", later())
+        await store.put_inbox_entry("inbox-a", "e-1", b"entry", later())
         await store.put_run("forever", "node-a", b"record", math.inf)
+        await store.put_task("forever", b"task", later())
+        await store.put_task("forever", b"task", math.inf)
 
         keys = sorted([key.decode() async for key in raw.scan_iter(match=f"{prefix}*")])
-        names = ["journal:run-1", "node:node-a", "once:token-1", "question:q-1", "run-questions:run-1"]
-        assert keys == [f"{prefix}{name}" for name in [*names, "run:forever", "run:run-1"]]
+        names = [
+            "inbox-entry:e-1",
+            "inbox:inbox-a",
+            "journal:run-1",
+            "node:node-a",
+            "once:token-1",
+            "question:q-1",
+            "run-questions:run-1",
+            "run:forever",
+            "run:run-1",
+            "task:forever",
+            "task:task-1",
+        ]
+        assert keys == [f"{prefix}{name}" for name in names]
+        assert await raw.hgetall(f"{prefix}inbox-entry:e-1") == {b"inbox": b"inbox-a", b"record": b"entry"}
         for key in keys:
             ttl = await raw.pttl(key)
             if key.endswith(":forever"):
@@ -495,6 +675,27 @@ async def test_the_redis_run_questions_index_lives_as_long_as_its_longest_questi
         await store.put_question("q-gone", "run-1", b"gone", earlier())
         assert await store.sweep() == 0
         assert await raw.smembers(index) == {b"q-short"}
+    finally:
+        await raw.aclose()
+        await store.aclose()
+
+
+async def test_the_redis_sweep_forgets_dead_ids_in_inbox_indexes(redis_server: RedisServer) -> None:
+    import redis.asyncio as aioredis
+
+    from elicitkit.stores.redis import RedisStore
+
+    prefix = unique_prefix()
+    store = RedisStore(redis_server.url, prefix=prefix)
+    raw = aioredis.Redis.from_url(redis_server.url)
+    index = f"{prefix}inbox:inbox-a"
+    try:
+        await store.put_inbox_entry("inbox-a", "e-live", b"live", later())
+        await store.put_inbox_entry("inbox-a", "e-gone", b"gone", earlier())
+        assert await raw.smembers(index) == {b"e-live", b"e-gone"}
+
+        assert await store.sweep() == 0
+        assert await raw.smembers(index) == {b"e-live"}
     finally:
         await raw.aclose()
         await store.aclose()

@@ -3,6 +3,10 @@
 Keys are passed in KEYS where the script knows them up front; keys it finds as it goes (a run's questions)
 are built from prefixes passed in ARGV, which is why the store needs a standalone Redis (or one cluster slot).
 Expiries are milliseconds since the epoch, or '' for never.
+
+FILE_RECORD, FILED_RECORDS and UNFILE_RECORD keep records filed in groups: each record a hash
+{<group field>: group, record}, each group a set of record ids. Questions are filed by run (field 'run'),
+web inbox entries by inbox (field 'inbox').
 """
 
 from __future__ import annotations
@@ -13,10 +17,10 @@ __all__ = [
     "DELETE_RUN",
     "DELETE_OWNED_RUN",
     "APPEND_JOURNAL",
-    "PUT_QUESTION",
-    "RUN_QUESTIONS",
+    "FILE_RECORD",
+    "FILED_RECORDS",
+    "UNFILE_RECORD",
     "TAKE_ROUND",
-    "DELETE_QUESTION",
     "DROP_ORPHAN_JOURNAL",
 ]
 
@@ -52,11 +56,12 @@ local function forget_run(run, journal, questions, question_prefix)
 end
 """
 
-# Deletes a question and takes it out of its run's index.
-_FORGET_QUESTION = """
-local function forget_question(key, id, questions_prefix)
-  local run = redis.call('HGET', key, 'run')
-  if run then redis.call('SREM', questions_prefix .. run, id) end
+# Deletes a filed record and takes it out of its group's index; when `only_in` is given, only if filed there.
+_UNFILE = """
+local function unfile(key, id, field, index_prefix, only_in)
+  local group = redis.call('HGET', key, field)
+  if only_in and group ~= only_in then return end
+  if group then redis.call('SREM', index_prefix .. group, id) end
   redis.call('DEL', key)
 end
 """
@@ -98,36 +103,38 @@ return 1
 """
 )
 
-# KEYS: question, run-questions. ARGV: question id, run id, record, expiry, run-questions key prefix.
-PUT_QUESTION = (
+# KEYS: record, its group's index. ARGV: record id, group field, group, record, expiry, index key prefix.
+# Moves a record filed in another group; the index lives as long as its longest-lived record.
+FILE_RECORD = (
     _EXPIRE
     + """
-local previous = redis.call('HGET', KEYS[1], 'run')
-if previous and previous ~= ARGV[2] then redis.call('SREM', ARGV[5] .. previous, ARGV[1]) end
+local previous = redis.call('HGET', KEYS[1], ARGV[2])
+if previous and previous ~= ARGV[3] then redis.call('SREM', ARGV[6] .. previous, ARGV[1]) end
 local indexed = redis.call('EXISTS', KEYS[2])
-redis.call('HSET', KEYS[1], 'run', ARGV[2], 'record', ARGV[3])
-expire(KEYS[1], ARGV[4])
+redis.call('HSET', KEYS[1], ARGV[2], ARGV[3], 'record', ARGV[4])
+expire(KEYS[1], ARGV[5])
 redis.call('SADD', KEYS[2], ARGV[1])
-if indexed == 0 or ARGV[4] == '' then
-  expire(KEYS[2], ARGV[4])
+if indexed == 0 or ARGV[5] == '' then
+  expire(KEYS[2], ARGV[5])
 else
   local ttl = redis.call('PTTL', KEYS[2])
   if ttl >= 0 then
     local now = redis.call('TIME')
-    if now[1] * 1000 + math.floor(now[2] / 1000) + ttl < tonumber(ARGV[4]) then expire(KEYS[2], ARGV[4]) end
+    if now[1] * 1000 + math.floor(now[2] / 1000) + ttl < tonumber(ARGV[5]) then expire(KEYS[2], ARGV[5]) end
   end
 end
 """
 )
 
-# KEYS: run-questions. ARGV: question key prefix, run id. Returns [id, record, ...]; forgets ids that died.
-RUN_QUESTIONS = """
+# KEYS: a group's index. ARGV: record key prefix, group field, group. Returns [id, record, ...]; forgets ids
+# that died or moved to another group.
+FILED_RECORDS = """
 local found = {}
 for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
-  local question = redis.call('HMGET', ARGV[1] .. id, 'run', 'record')
-  if question[1] == ARGV[2] then
+  local filed = redis.call('HMGET', ARGV[1] .. id, ARGV[2], 'record')
+  if filed[1] == ARGV[3] then
     found[#found + 1] = id
-    found[#found + 1] = question[2]
+    found[#found + 1] = filed[2]
   else
     redis.call('SREM', KEYS[1], id)
   end
@@ -139,7 +146,7 @@ return found
 # how many entries, then seq, entry pairs, then the answered question ids. Returns the seqs newly recorded,
 # or -1 (and no change) when the token was spent already.
 TAKE_ROUND = (
-    _FORGET_QUESTION
+    _UNFILE
     + _JOURNAL_LIVES_WITH_RUN
     + """
 local spent
@@ -153,16 +160,16 @@ for i = 0, count - 1 do
   if redis.call('HSETNX', KEYS[2], seq, entry) == 1 then written[#written + 1] = seq end
 end
 if #written > 0 then journal_lives_with_run(KEYS[2], KEYS[3]) end
-for i = 5 + 2 * count, #ARGV do forget_question(ARGV[2] .. ARGV[i], ARGV[i], ARGV[3]) end
+for i = 5 + 2 * count, #ARGV do unfile(ARGV[2] .. ARGV[i], ARGV[i], 'run', ARGV[3]) end
 return written
 """
 )
 
-# KEYS: question. ARGV: run-questions key prefix, question id.
-DELETE_QUESTION = (
-    _FORGET_QUESTION
+# KEYS: record. ARGV: index key prefix, group field, record id, and optionally the group it must be filed in.
+UNFILE_RECORD = (
+    _UNFILE
     + """
-forget_question(KEYS[1], ARGV[2], ARGV[1])
+unfile(KEYS[1], ARGV[3], ARGV[2], ARGV[1], ARGV[4])
 """
 )
 

@@ -1,10 +1,10 @@
 """The storage and messaging contracts every backend implements.
 
 A `Store` keeps what must survive a restart or be seen by every node: runs
-(with their owning node), their journals, pending questions and used one-time
-tokens. Values are opaque bytes — sealed by the engine before they get here —
-and only ids and timestamps are stored in the clear. All times are seconds
-since the epoch (`time.time()`).
+(with their owning node), their journals, pending questions, used one-time
+tokens, MCP task records and the web inbox's entries. Values are opaque bytes
+— sealed by the engine before they get here — and only ids and timestamps are
+stored in the clear. All times are seconds since the epoch (`time.time()`).
 
 A `Broker` carries messages between nodes: each node listens on its own
 channel, and a node that receives an answer for a run it does not hold
@@ -24,7 +24,7 @@ __all__ = ["Broker", "FencedStore", "PresenceBroker", "RoundStore", "Store"]
 
 @runtime_checkable
 class Store(Protocol):
-    """Durable state for runs, journals, questions and one-time tokens."""
+    """Durable state for runs, journals, questions, one-time tokens, tasks and inbox entries."""
 
     async def put_run(self, run_id: str, owner: str, record: bytes, expires_at: float) -> None:
         """Create or replace a run: its owning node id, sealed record and expiry."""
@@ -39,7 +39,7 @@ class Store(Protocol):
         ...
 
     async def delete_run(self, run_id: str) -> None:
-        """Forget a run, its journal and its questions."""
+        """Forget a run, its journal and its questions (not its task, nor inbox entries)."""
         ...
 
     async def append_journal(self, run_id: str, seq: int, entry: bytes) -> bool:
@@ -66,6 +66,26 @@ class Store(Protocol):
 
     async def use_once(self, token: str, expires_at: float) -> bool:
         """True the first time `token` is used (it is remembered until `expires_at`); False after that."""
+        ...
+
+    async def put_task(self, task_id: str, record: bytes, expires_at: float) -> None:
+        """Create or replace a task's record (its status and, at the end, its outcome), kept until `expires_at`."""
+        ...
+
+    async def get_task(self, task_id: str) -> bytes | None:
+        """The record of a live task, or None when unknown or expired."""
+        ...
+
+    async def put_inbox_entry(self, inbox: str, entry_id: str, record: bytes, expires_at: float) -> None:
+        """File `entry_id` (an open question shown to one person) in `inbox` until `expires_at` (create or replace)."""
+        ...
+
+    async def inbox_entries(self, inbox: str) -> dict[str, bytes]:
+        """The live entries of `inbox`, by entry id."""
+        ...
+
+    async def delete_inbox_entry(self, inbox: str, entry_id: str) -> None:
+        """Take `entry_id` out of `inbox` (nothing happens when it is not there)."""
         ...
 
     async def heartbeat(self, node: str, expires_at: float) -> None:

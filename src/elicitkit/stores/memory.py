@@ -27,10 +27,11 @@ class MemoryStore:
     def __init__(self) -> None:
         self._runs: dict[str, tuple[str, bytes, float]] = {}
         self._journals: dict[str, dict[int, bytes]] = {}
-        self._questions: dict[str, tuple[str, bytes, float]] = {}
-        self._questions_by_run: dict[str, set[str]] = {}
+        self._questions = _Filed()  # by run
         self._once: dict[str, float] = {}
         self._nodes: dict[str, float] = {}
+        self._tasks: dict[str, tuple[bytes, float]] = {}
+        self._inbox = _Filed()  # by inbox
 
     async def put_run(self, run_id: str, owner: str, record: bytes, expires_at: float) -> None:
         self._runs[run_id] = (owner, record, expires_at)
@@ -52,8 +53,7 @@ class MemoryStore:
     async def delete_run(self, run_id: str) -> None:
         self._runs.pop(run_id, None)
         self._journals.pop(run_id, None)
-        for question_id in self._questions_by_run.pop(run_id, set()):
-            self._questions.pop(question_id, None)
+        self._questions.delete_group(run_id)
 
     async def delete_owned_run(self, run_id: str, owner: str) -> bool:
         run = self._runs.get(run_id)
@@ -69,27 +69,16 @@ class MemoryStore:
         return dict(self._journals.get(run_id, {}))
 
     async def put_question(self, question_id: str, run_id: str, record: bytes, expires_at: float) -> None:
-        self._unindex_question(question_id)
-        self._questions[question_id] = (run_id, record, expires_at)
-        self._questions_by_run.setdefault(run_id, set()).add(question_id)
+        self._questions.put(question_id, run_id, record, expires_at)
 
     async def get_question(self, question_id: str) -> tuple[str, bytes] | None:
-        question = self._questions.get(question_id)
-        if question is None or question[2] <= time.time():
-            return None
-        return question[0], question[1]
+        return self._questions.get(question_id)
 
     async def run_questions(self, run_id: str) -> dict[str, bytes]:
-        now = time.time()
-        found: dict[str, bytes] = {}
-        for question_id in self._questions_by_run.get(run_id, ()):
-            _, record, expires_at = self._questions[question_id]
-            if expires_at > now:
-                found[question_id] = record
-        return found
+        return self._questions.group(run_id)
 
     async def delete_question(self, question_id: str) -> None:
-        self._forget_question(question_id)
+        self._questions.delete(question_id)
 
     async def use_once(self, token: str, expires_at: float) -> bool:
         return self._spend(token, expires_at)
@@ -102,8 +91,26 @@ class MemoryStore:
             return None
         written = {seq for seq, entry in entries.items() if self._append(run_id, seq, entry)}
         for question_id in answered:
-            self._forget_question(question_id)
+            self._questions.delete(question_id)
         return written
+
+    async def put_task(self, task_id: str, record: bytes, expires_at: float) -> None:
+        self._tasks[task_id] = (record, expires_at)
+
+    async def get_task(self, task_id: str) -> bytes | None:
+        task = self._tasks.get(task_id)
+        if task is None or task[1] <= time.time():
+            return None
+        return task[0]
+
+    async def put_inbox_entry(self, inbox: str, entry_id: str, record: bytes, expires_at: float) -> None:
+        self._inbox.put(entry_id, inbox, record, expires_at)
+
+    async def inbox_entries(self, inbox: str) -> dict[str, bytes]:
+        return self._inbox.group(inbox)
+
+    async def delete_inbox_entry(self, inbox: str, entry_id: str) -> None:
+        self._inbox.delete(entry_id, group=inbox)
 
     async def heartbeat(self, node: str, expires_at: float) -> None:
         self._nodes[node] = expires_at
@@ -119,14 +126,14 @@ class MemoryStore:
             swept += 1
         for run_id in [r for r in self._journals if r not in self._runs]:
             swept += len(self._journals.pop(run_id))
-        for question_id in [q for q, (_, _, expires_at) in self._questions.items() if expires_at <= now]:
-            self._unindex_question(question_id)
-            del self._questions[question_id]
-            swept += 1
+        swept += self._questions.sweep(now) + self._inbox.sweep(now)
         for table in (self._once, self._nodes):
             for key in [k for k, expires_at in table.items() if expires_at <= now]:
                 del table[key]
                 swept += 1
+        for task_id in [t for t, (_, expires_at) in self._tasks.items() if expires_at <= now]:
+            del self._tasks[task_id]
+            swept += 1
         return swept
 
     async def aclose(self) -> None:
@@ -146,19 +153,56 @@ class MemoryStore:
         self._once[token] = expires_at
         return True
 
-    def _forget_question(self, question_id: str) -> None:
-        self._unindex_question(question_id)
-        self._questions.pop(question_id, None)
 
-    def _unindex_question(self, question_id: str) -> None:
-        question = self._questions.get(question_id)
-        if question is None:
+class _Filed:
+    """Records filed in groups (questions in their run, entries in their inbox), each with its own expiry."""
+
+    def __init__(self) -> None:
+        self._records: dict[str, tuple[str, bytes, float]] = {}
+        self._groups: dict[str, set[str]] = {}
+
+    def put(self, record_id: str, group: str, record: bytes, expires_at: float) -> None:
+        self.delete(record_id)
+        self._records[record_id] = (group, record, expires_at)
+        self._groups.setdefault(group, set()).add(record_id)
+
+    def get(self, record_id: str) -> tuple[str, bytes] | None:
+        """(group, record) of a live record, or None."""
+        found = self._records.get(record_id)
+        if found is None or found[2] <= time.time():
+            return None
+        return found[0], found[1]
+
+    def group(self, group: str) -> dict[str, bytes]:
+        now = time.time()
+        live: dict[str, bytes] = {}
+        for record_id in self._groups.get(group, ()):
+            _, record, expires_at = self._records[record_id]
+            if expires_at > now:
+                live[record_id] = record
+        return live
+
+    def delete(self, record_id: str, *, group: str | None = None) -> None:
+        """Forget a record; only when it is filed in `group`, if given."""
+        found = self._records.get(record_id)
+        if found is None or (group is not None and found[0] != group):
             return
-        siblings = self._questions_by_run.get(question[0])
-        if siblings is not None:
-            siblings.discard(question_id)
-            if not siblings:
-                del self._questions_by_run[question[0]]
+        del self._records[record_id]
+        siblings = self._groups[found[0]]
+        siblings.discard(record_id)
+        if not siblings:
+            del self._groups[found[0]]
+
+    def delete_group(self, group: str) -> None:
+        for record_id in self._groups.pop(group, set()):
+            del self._records[record_id]
+
+    def sweep(self, now: float) -> int:
+        """Forget the records that expired by `now`; return how many went."""
+        expired = [r for r, (_, _, expires_at) in self._records.items() if expires_at <= now]
+        for record_id in expired:
+            self.delete(record_id)
+        return len(expired)
 
 
 class MemoryBroker:

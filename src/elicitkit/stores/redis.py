@@ -2,9 +2,10 @@
 
 Needs redis-py (`pip install 'elicitkit[redis]'`) and Redis >= 6.2 (for `PXAT`).
 Every expiring key carries a native TTL, so Redis itself forgets expired runs,
-questions, tokens and heartbeats; `sweep()` only tidies indexes. Operations that
-touch several keys run as Lua scripts, which Redis executes atomically. All keys
-and channels live under a prefix (`elicitkit:` unless told otherwise):
+questions, tokens, heartbeats, tasks and inbox entries; `sweep()` only tidies
+indexes and orphaned journals. Operations that touch several keys run as Lua
+scripts, which Redis executes atomically. All keys and channels live under a
+prefix (`elicitkit:` unless told otherwise):
 
 ```
 {prefix}run:{run_id}              hash {owner, record}       TTL of the run
@@ -13,10 +14,13 @@ and channels live under a prefix (`elicitkit:` unless told otherwise):
 {prefix}run-questions:{run_id}    set of question ids        TTL of its longest-lived question
 {prefix}once:{token}              "1"                        TTL of the token's memory
 {prefix}node:{node}               "1"                        TTL of the heartbeat
+{prefix}task:{task_id}            record                     TTL of the task
+{prefix}inbox-entry:{entry_id}    hash {inbox, record}       TTL of the entry
+{prefix}inbox:{inbox}             set of entry ids           TTL of its longest-lived entry
 ```
 
-Scripts compute the question keys they touch from the prefix, so the store
-needs a standalone Redis (or one cluster slot), not Redis Cluster.
+Scripts compute the question and inbox entry keys they touch from the prefix,
+so the store needs a standalone Redis (or one cluster slot), not Redis Cluster.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import math
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
+from dataclasses import dataclass
 
 import anyio
 
@@ -56,6 +61,20 @@ def _expiry_arg(expires_at: float) -> str:
     return "" if at is None else str(at)
 
 
+@dataclass(frozen=True)
+class _Filing:
+    """Records filed in groups: a hash `{prefix}{record}:{id}` = {`field`: group, record} per record, and a set
+    `{prefix}{index}:{group}` of record ids per group."""
+
+    record: str
+    field: str
+    index: str
+
+
+_QUESTIONS = _Filing(record="question", field="run", index="run-questions")
+_INBOX = _Filing(record="inbox-entry", field="inbox", index="inbox")
+
+
 def _connect(url: str) -> aioredis.Redis:
     # RESP2 because, on RESP3 with its default maintenance notifications, redis-py 8 stops checking a pooled
     # connection before reusing it: the first command after a Redis restart failed on a closed connection.
@@ -74,9 +93,9 @@ class RedisStore:
     """A `Store` in the Redis at `url` (`redis://host:port/db`), with keys under `prefix`.
 
     A run's journal lives as long as the run. `sweep()` deletes the journals of runs
-    that are gone and forgets dead question ids; it returns how many journal entries
-    went (everything else expires natively). Raises `redis.exceptions.RedisError`
-    (e.g. `ConnectionError`) when Redis cannot be reached.
+    that are gone and forgets dead question and inbox entry ids; it returns how many
+    journal entries went (everything else expires natively). Raises
+    `redis.exceptions.RedisError` (e.g. `ConnectionError`) when Redis cannot be reached.
     """
 
     def __init__(self, url: str, *, prefix: str = DEFAULT_PREFIX) -> None:
@@ -88,9 +107,9 @@ class RedisStore:
         self._delete_run = script(scripts.DELETE_RUN)
         self._delete_owned_run = script(scripts.DELETE_OWNED_RUN)
         self._append_journal = script(scripts.APPEND_JOURNAL)
-        self._put_question = script(scripts.PUT_QUESTION)
-        self._run_questions = script(scripts.RUN_QUESTIONS)
-        self._delete_question = script(scripts.DELETE_QUESTION)
+        self._file_record = script(scripts.FILE_RECORD)
+        self._filed_records = script(scripts.FILED_RECORDS)
+        self._unfile_record = script(scripts.UNFILE_RECORD)
         self._take_round = script(scripts.TAKE_ROUND)
         self._drop_orphan_journal = script(scripts.DROP_ORPHAN_JOURNAL)
 
@@ -115,14 +134,14 @@ class RedisStore:
 
     async def delete_run(self, run_id: str) -> None:
         await self._delete_run(
-            keys=[self._key("run", run_id), self._key("journal", run_id), self._key("run-questions", run_id)],
-            args=[self._key("question", "")],
+            keys=[self._key("run", run_id), self._key("journal", run_id), self._key(_QUESTIONS.index, run_id)],
+            args=[self._key(_QUESTIONS.record, "")],
         )
 
     async def delete_owned_run(self, run_id: str, owner: str) -> bool:
         deleted = await self._delete_owned_run(
-            keys=[self._key("run", run_id), self._key("journal", run_id), self._key("run-questions", run_id)],
-            args=[self._key("question", ""), owner],
+            keys=[self._key("run", run_id), self._key("journal", run_id), self._key(_QUESTIONS.index, run_id)],
+            args=[self._key(_QUESTIONS.record, ""), owner],
         )
         return bool(deleted)
 
@@ -138,29 +157,21 @@ class RedisStore:
         return {int(seq): entry for seq, entry in entries.items() if isinstance(entry, bytes)}
 
     async def put_question(self, question_id: str, run_id: str, record: bytes, expires_at: float) -> None:
-        await self._put_question(
-            keys=[self._key("question", question_id), self._key("run-questions", run_id)],
-            args=[question_id, run_id, record, _expiry_arg(expires_at), self._key("run-questions", "")],
-        )
+        await self._file(_QUESTIONS, question_id, run_id, record, expires_at)
 
     async def get_question(self, question_id: str) -> tuple[str, bytes] | None:
-        run_id, record = await self._redis.hmget(self._key("question", question_id), ["run", "record"])
+        run_id, record = await self._redis.hmget(
+            self._key(_QUESTIONS.record, question_id), [_QUESTIONS.field, "record"]
+        )
         if not isinstance(run_id, bytes) or not isinstance(record, bytes):
             return None
         return run_id.decode(), record
 
     async def run_questions(self, run_id: str) -> dict[str, bytes]:
-        flat: list[bytes] = await self._run_questions(
-            keys=[self._key("run-questions", run_id)],
-            args=[self._key("question", ""), run_id],
-        )
-        return {flat[i].decode(): flat[i + 1] for i in range(0, len(flat), 2)}
+        return await self._filed(_QUESTIONS, run_id)
 
     async def delete_question(self, question_id: str) -> None:
-        await self._delete_question(
-            keys=[self._key("question", question_id)],
-            args=[self._key("run-questions", ""), question_id],
-        )
+        await self._unfile(_QUESTIONS, question_id)
 
     async def use_once(self, token: str, expires_at: float) -> bool:
         # SET NX is atomic; Redis forgets the token at its expiry, after which it is accepted again.
@@ -175,8 +186,8 @@ class RedisStore:
             keys=[self._key("once", token), self._key("journal", run_id), self._key("run", run_id)],
             args=[
                 _expiry_arg(expires_at),
-                self._key("question", ""),
-                self._key("run-questions", ""),
+                self._key(_QUESTIONS.record, ""),
+                self._key(_QUESTIONS.index, ""),
                 len(entries),
                 *pairs,
                 *answered,
@@ -186,6 +197,23 @@ class RedisStore:
             return None
         return {int(seq) for seq in written}
 
+    async def put_task(self, task_id: str, record: bytes, expires_at: float) -> None:
+        # A plain SET drops the key's earlier TTL: a task that never expires is set without one.
+        await self._redis.set(self._key("task", task_id), record, pxat=_pxat(expires_at))
+
+    async def get_task(self, task_id: str) -> bytes | None:
+        record = await self._redis.get(self._key("task", task_id))
+        return record if isinstance(record, bytes) else None
+
+    async def put_inbox_entry(self, inbox: str, entry_id: str, record: bytes, expires_at: float) -> None:
+        await self._file(_INBOX, entry_id, inbox, record, expires_at)
+
+    async def inbox_entries(self, inbox: str) -> dict[str, bytes]:
+        return await self._filed(_INBOX, inbox)
+
+    async def delete_inbox_entry(self, inbox: str, entry_id: str) -> None:
+        await self._unfile(_INBOX, entry_id, only_in=inbox)
+
     async def heartbeat(self, node: str, expires_at: float) -> None:
         await self._redis.set(self._key("node", node), b"1", pxat=_pxat(expires_at))
 
@@ -194,10 +222,10 @@ class RedisStore:
 
     async def sweep(self) -> int:
         swept = 0
-        index_prefix = self._key("run-questions", "").encode()
-        async for key in self._redis.scan_iter(match=_glob_escape(self._key("run-questions", "")) + "*", count=1000):
-            run_id = key.removeprefix(index_prefix).decode()
-            await self._run_questions(keys=[key], args=[self._key("question", ""), run_id])
+        for filing in (_QUESTIONS, _INBOX):
+            index_prefix = self._key(filing.index, "")
+            async for key in self._redis.scan_iter(match=_glob_escape(index_prefix) + "*", count=1000):
+                await self._filed(filing, key.removeprefix(index_prefix.encode()).decode())
         journal_prefix = self._key("journal", "").encode()
         async for key in self._redis.scan_iter(match=_glob_escape(self._key("journal", "")) + "*", count=1000):
             run_id = key.removeprefix(journal_prefix).decode()
@@ -206,6 +234,26 @@ class RedisStore:
 
     async def aclose(self) -> None:
         await self._redis.aclose()
+
+    async def _file(self, filing: _Filing, record_id: str, group: str, record: bytes, expires_at: float) -> None:
+        await self._file_record(
+            keys=[self._key(filing.record, record_id), self._key(filing.index, group)],
+            args=[record_id, filing.field, group, record, _expiry_arg(expires_at), self._key(filing.index, "")],
+        )
+
+    async def _filed(self, filing: _Filing, group: str) -> dict[str, bytes]:
+        """The live records of `group`; forgets the ids of those that died or moved."""
+        flat: list[bytes] = await self._filed_records(
+            keys=[self._key(filing.index, group)],
+            args=[self._key(filing.record, ""), filing.field, group],
+        )
+        return {flat[i].decode(): flat[i + 1] for i in range(0, len(flat), 2)}
+
+    async def _unfile(self, filing: _Filing, record_id: str, *, only_in: str | None = None) -> None:
+        await self._unfile_record(
+            keys=[self._key(filing.record, record_id)],
+            args=[self._key(filing.index, ""), filing.field, record_id, *([] if only_in is None else [only_in])],
+        )
 
 
 class RedisBroker:

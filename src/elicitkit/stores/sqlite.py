@@ -1,10 +1,12 @@
 """SQLite store: the embedded, durable default for one machine.
 
-One file, opened in WAL mode, survives process restarts and crashes. The standard
-library's `sqlite3` is blocking, so every operation runs in a worker thread; one
-connection serialised by a lock keeps the store safe to share between tasks.
-Pair it with a `MemoryBroker`: the processes that share a machine do not share
-memory, so several processes on one file need Redis instead.
+One file, opened in WAL mode, survives process restarts and crashes; its tables
+(`SCHEMA`) are created when missing, so a file from an older version gains the
+newer ones. The standard library's `sqlite3` is blocking, so every operation
+runs in a worker thread; one connection serialised by a lock keeps the store
+safe to share between tasks. Pair it with a `MemoryBroker`: the processes that
+share a machine do not share memory, so several processes on one file need
+Redis instead.
 """
 
 from __future__ import annotations
@@ -51,6 +53,18 @@ CREATE TABLE IF NOT EXISTS nodes (
     node TEXT PRIMARY KEY,
     expires_at REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS tasks (
+    id TEXT PRIMARY KEY,
+    record BLOB NOT NULL,
+    expires_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS inbox (
+    id TEXT PRIMARY KEY,
+    inbox TEXT NOT NULL,
+    record BLOB NOT NULL,
+    expires_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS inbox_by_inbox ON inbox (inbox);
 """
 
 
@@ -166,6 +180,31 @@ class SQLiteStore:
         taken: set[int] | None = await self._run(take)
         return taken
 
+    async def put_task(self, task_id: str, record: bytes, expires_at: float) -> None:
+        await self._write(
+            "INSERT OR REPLACE INTO tasks (id, record, expires_at) VALUES (?, ?, ?)", (task_id, record, expires_at)
+        )
+
+    async def get_task(self, task_id: str) -> bytes | None:
+        rows = await self._read("SELECT record FROM tasks WHERE id = ? AND expires_at > ?", (task_id, time.time()))
+        return rows[0][0] if rows else None
+
+    async def put_inbox_entry(self, inbox: str, entry_id: str, record: bytes, expires_at: float) -> None:
+        await self._write(
+            "INSERT OR REPLACE INTO inbox (id, inbox, record, expires_at) VALUES (?, ?, ?, ?)",
+            (entry_id, inbox, record, expires_at),
+        )
+
+    async def inbox_entries(self, inbox: str) -> dict[str, bytes]:
+        rows = await self._read(
+            "SELECT id, record FROM inbox WHERE inbox = ? AND expires_at > ?",
+            (inbox, time.time()),
+        )
+        return dict(rows)
+
+    async def delete_inbox_entry(self, inbox: str, entry_id: str) -> None:
+        await self._write("DELETE FROM inbox WHERE id = ? AND inbox = ?", (entry_id, inbox))
+
     async def heartbeat(self, node: str, expires_at: float) -> None:
         await self._write("INSERT OR REPLACE INTO nodes (node, expires_at) VALUES (?, ?)", (node, expires_at))
 
@@ -180,7 +219,7 @@ class SQLiteStore:
             with _transaction(db):
                 swept = db.execute("DELETE FROM runs WHERE expires_at <= ?", (now,)).rowcount
                 swept += db.execute("DELETE FROM journal WHERE run_id NOT IN (SELECT id FROM runs)").rowcount
-                for table in ("questions", "once", "nodes"):
+                for table in ("questions", "once", "nodes", "tasks", "inbox"):
                     swept += db.execute(f"DELETE FROM {table} WHERE expires_at <= ?", (now,)).rowcount
             return swept
 
