@@ -262,6 +262,63 @@ def test_request_state_keys_differ_from_the_record_keys_domain() -> None:
         sealer.open(None, token.encode())
 
 
+MESSAGE = b'elicitkit:node:a|{"id":"m1","gone":true}|'
+
+
+def test_a_mac_is_32_bytes_and_the_same_for_every_node_sharing_the_secret() -> None:
+    tag = Sealer([NEW]).sign(MESSAGE)
+    assert len(tag) == 32
+    assert Sealer([NEW.encode()]).sign(MESSAGE) == tag
+    assert Sealer([NEW]).verify(MESSAGE, tag)
+
+
+def test_a_mac_made_before_a_rotation_verifies_after_it_and_the_new_ring_signs_with_its_first_secret() -> None:
+    old_tag = Sealer([OLD]).sign(MESSAGE)
+    rotated = Sealer([NEW, OLD])
+    assert rotated.verify(MESSAGE, old_tag)
+    assert rotated.sign(MESSAGE) == Sealer([NEW]).sign(MESSAGE)
+    assert not Sealer([OLD]).verify(MESSAGE, rotated.sign(MESSAGE))
+
+
+def test_a_mac_fails_for_a_flipped_byte_of_message_or_tag() -> None:
+    sealer = Sealer([NEW])
+    tag = sealer.sign(MESSAGE)
+    for position in range(len(MESSAGE)):
+        tampered = bytearray(MESSAGE)
+        tampered[position] ^= 0x01
+        assert not sealer.verify(bytes(tampered), tag)
+    for position in range(len(tag)):
+        forged = bytearray(tag)
+        forged[position] ^= 0x80
+        assert not sealer.verify(MESSAGE, bytes(forged))
+
+
+def test_a_mac_fails_for_another_channel_another_secret_or_no_tag() -> None:
+    sealer = Sealer([NEW])
+    tag = sealer.sign(MESSAGE)
+    assert not sealer.verify(MESSAGE.replace(b"node:a", b"node:b"), tag)
+    assert not Sealer([OLD]).verify(MESSAGE, tag)
+    for wrong in (b"", tag[:16], tag + b"\x00"):
+        assert not sealer.verify(MESSAGE, wrong)
+
+
+def test_the_mac_key_is_a_derivation_of_its_own() -> None:
+    import hashlib
+    import hmac
+
+    sealer = Sealer([NEW])
+    tag = sealer.sign(MESSAGE)
+    for key in (NEW.encode(), *sealer.request_state_keys()):
+        assert hmac.digest(key, MESSAGE, hashlib.sha256) != tag
+
+
+def test_a_plain_sealer_signs_with_no_tag_and_verifies_anything() -> None:
+    plain = PlainSealer()
+    assert plain.sign(MESSAGE) == b""
+    assert plain.verify(MESSAGE, b"")
+    assert plain.verify(MESSAGE, Sealer([NEW]).sign(MESSAGE))
+
+
 def test_secrets_come_from_elicitkit_secret_first() -> None:
     env = {"ELICITKIT_SECRET": NEW, "MCP_ELICITATION_SECRET": OLD}
     assert secrets_from_env(env) == [NEW]

@@ -13,13 +13,20 @@ version byte and key id are authenticated together with the caller's `aad`
 The key id is a fingerprint of a key derived from the secret, never of the
 secret itself; it picks the ring entry, so rotation is `[new, old]`.
 
+Messages between nodes are also signed: `Sealer.sign` is HMAC-SHA256 under a
+key derived from the first secret with its own label, and `Sealer.verify`
+accepts a tag made with any secret of the ring, as opening does.
+
 `PlainSealer` writes `0x00 | plaintext` when no secret is configured. Each
 sealer refuses the other's records, so a store never silently mixes modes.
+Without a secret there is no key to sign with: `PlainSealer.sign` returns no
+tag and `PlainSealer.verify` accepts anything.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import os
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
@@ -52,6 +59,7 @@ _PRINCIPAL = b"\x01"
 _MASTER_INFO = b"elicitkit/v1/master"
 _KID_LABEL = b"elicitkit/v1/key-id:"
 _REQUEST_STATE_INFO = b"elicitkit/v1/request-state"
+_BROKER_INFO = b"elicitkit/v1/broker"
 
 _GENERATE = 'Generate one with: python -c "import secrets; print(secrets.token_hex(32))"'
 _FAILED = (
@@ -110,6 +118,7 @@ class Sealer:
             self._secrets[kid] = secret
         self._seal_kid = next(iter(self._secrets))
         self._aead = lru_cache(maxsize=_KEY_CACHE_SIZE)(self._derive_aead)
+        self._mac_keys = [_hkdf(secret, _BROKER_INFO) for secret in self._secrets.values()]
 
     def _derive_aead(self, kid: bytes, principal: str | None) -> AESGCM:
         return AESGCM(_hkdf(self._secrets[kid], _principal_info(principal)))
@@ -146,6 +155,14 @@ class Sealer:
         except InvalidTag:
             raise TamperedRecord(_FAILED.format("authentication tag mismatch")) from None
 
+    def sign(self, data: bytes) -> bytes:
+        """A 32-byte MAC of `data` (HMAC-SHA256) under the broker key of the ring's first secret."""
+        return hmac.digest(self._mac_keys[0], data, "sha256")
+
+    def verify(self, data: bytes, tag: bytes) -> bool:
+        """Whether `tag` is a MAC of `data` under the broker key of any secret of the ring."""
+        return any(hmac.compare_digest(hmac.digest(key, data, "sha256"), tag) for key in self._mac_keys)
+
     def request_state_keys(self) -> list[bytes]:
         """One 32-byte key per secret, in ring order, for `RequestStateSecurity(keys=...)`.
 
@@ -180,6 +197,14 @@ class PlainSealer:
         if sealed[:1] != _PLAIN:
             raise TamperedRecord("record is not a plain elicitkit record (missing or unknown format version)")
         return sealed[1:]
+
+    def sign(self, data: bytes) -> bytes:
+        """No tag (`b""`): with no secret there is no key to sign with."""
+        return b""
+
+    def verify(self, data: bytes, tag: bytes) -> bool:
+        """Always True: with no secret, nothing can be checked, so messages between nodes are unauthenticated."""
+        return True
 
 
 def secrets_from_env(environ: Mapping[str, str] | None = None) -> list[str]:

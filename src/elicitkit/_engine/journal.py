@@ -33,6 +33,10 @@ class SealerLike(Protocol):
 
     def open(self, principal: str | None, sealed: bytes, *, aad: bytes = b"") -> bytes: ...
 
+    def sign(self, data: bytes) -> bytes: ...
+
+    def verify(self, data: bytes, tag: bytes) -> bool: ...
+
 
 @dataclass(frozen=True, slots=True)
 class RunRecord:
