@@ -14,7 +14,16 @@ until its heartbeat lapses.
 
 Message: a JSON header line (`id`, `run`, `reply`), then the body sealed under
 the run's principal with the message id as associated data. Outcomes travel
-back the same way.
+back the same way; an acknowledgement (`ack`) or a "not held here" (`gone`)
+is a header alone.
+
+Every message, each way, is signed: its header carries `mac`, an HMAC-SHA256
+under a key derived from the secret, over the channel it is published on, the
+header without `mac`, and the body. Anyone who can publish on the broker but
+has no secret can neither forge a message nor move one to another channel; a
+message whose MAC is missing or wrong is ignored and logged, and nothing is
+done with it. Without a secret there is no key: messages travel
+unauthenticated, as a shared store without a secret warns at start-up.
 """
 
 from __future__ import annotations
@@ -26,7 +35,7 @@ import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 from mcp.server.context import HandlerResult
@@ -39,7 +48,7 @@ from elicitkit._engine.journal import SealerLike
 from elicitkit._errors import TamperedRecord
 from elicitkit.stores.base import Broker, PresenceBroker, Store
 
-__all__ = ["Cluster", "decode_outcome", "encode_outcome"]
+__all__ = ["Cluster", "decode_outcome", "encode_outcome", "pack", "unpack"]
 
 
 def _seconds(value: Any) -> float:
@@ -55,6 +64,52 @@ def _aad(*parts: str) -> bytes:
 
 
 logger = logging.getLogger("elicitkit")
+
+Refusal = Literal["malformed", "forged"]
+_REFUSED: dict[Refusal, str] = {
+    "malformed": "Ignored %s: malformed",
+    "forged": "Ignored %s: its MAC is missing or wrong (forged, moved from another channel, or signed with a "
+    "secret this node does not have)",
+}
+
+
+def _signed_part(channel: str, header: dict[str, Any], body: bytes) -> bytes:
+    """What a MAC covers: the channel, the header (canonical JSON, without `mac`) and the body, each
+    length-prefixed so that no part can pass for another."""
+    parts = (channel.encode(), json.dumps(header, sort_keys=True, separators=(",", ":")).encode(), body)
+    return b"".join(len(part).to_bytes(8, "big") + part for part in parts)
+
+
+def pack(sealer: SealerLike, channel: str, header: dict[str, Any], body: bytes = b"") -> bytes:
+    """A message for `channel`: its header line, signed for that channel (no `mac` without a secret), then `body`."""
+    tag = sealer.sign(_signed_part(channel, header, body))
+    line = json.dumps({**header, "mac": tag.hex()} if tag else header).encode()
+    return line + b"\n" + body if body else line
+
+
+def unpack(sealer: SealerLike, channel: str, raw: bytes) -> tuple[dict[str, Any], bytes] | Refusal:
+    """A message read on `channel` as its header (without `mac`) and body, or why it must be ignored."""
+    head, _, body = raw.partition(b"\n")
+    try:
+        header = json.loads(head)
+    except ValueError:
+        return "malformed"
+    if not isinstance(header, dict):
+        return "malformed"
+    mac = header.pop("mac", "")
+    try:
+        tag = bytes.fromhex(mac) if isinstance(mac, str) else None
+    except ValueError:
+        tag = None
+    if tag is None or not sealer.verify(_signed_part(channel, header, body), tag):
+        return "forged"
+    return header, body
+
+
+def _ignored(refusal: Refusal, what: str) -> None:
+    # Names the channel or run only: what the message says is the sender's, and may be anyone's.
+    logger.warning(_REFUSED[refusal], what)
+
 
 ABSENT_FOR = 0.3
 """Seconds a node's channel must stay without a listener before the node counts as gone: long enough
@@ -175,12 +230,16 @@ class Cluster:
             logger.warning("Answering a forwarded message failed (%s)", type(exc).__name__)
 
     async def _answer_one(self, raw: bytes, principal_of: PrincipalOf, handle: Handler) -> None:
-        header_line, _, body = raw.partition(b"\n")
+        channel = self.channel(self.node)
+        message = unpack(self.sealer, channel, raw)
+        if isinstance(message, str):
+            _ignored(message, f"a message on {channel}")
+            return
+        header, body = message
         try:
-            header = json.loads(header_line)
             mid, run_id, reply = str(header["id"]), str(header["run"]), str(header["reply"])
-        except (ValueError, KeyError, TypeError):
-            logger.warning("Dropped a malformed message on %s", self.channel(self.node))
+        except KeyError:
+            _ignored("malformed", f"a message on {channel}")
             return
         if mid in self._seen:  # one listener per lifespan entry: handle each message once
             return
@@ -189,7 +248,7 @@ class Cluster:
             self._seen.popitem(last=False)
         principal = principal_of(run_id)
         if isinstance(principal, Missing):
-            await self.broker.publish(reply, json.dumps({"id": mid, "gone": True}).encode())
+            await self.broker.publish(reply, pack(self.sealer, reply, {"id": mid, "gone": True}))
             return
         try:
             payload = json.loads(self.sealer.open(principal, body, aad=_aad(mid, run_id, reply)))
@@ -198,7 +257,7 @@ class Cluster:
             return
         # Acknowledge, alongside the resume, unless the outcome is ready first: the sender's timeout covers "is
         # the owner there", not how long the body works. (A sender that says nothing of its timeout is acked at once.)
-        ack = json.dumps({"id": mid, "ack": True}).encode()
+        ack = pack(self.sealer, reply, {"id": mid, "ack": True})
         done = anyio.Event()
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._acknowledge, reply, ack, done, min(ACK_AFTER, _seconds(header.get("t")) / 4))
@@ -207,10 +266,10 @@ class Cluster:
             finally:
                 done.set()
         if outcome is None:
-            await self.broker.publish(reply, json.dumps({"id": mid, "gone": True}).encode())
+            await self.broker.publish(reply, pack(self.sealer, reply, {"id": mid, "gone": True}))
             return
         sealed = self.sealer.seal(principal, json.dumps(outcome).encode(), aad=_aad("reply", mid, run_id))
-        await self.broker.publish(reply, json.dumps({"id": mid}).encode() + b"\n" + sealed)
+        await self.broker.publish(reply, pack(self.sealer, reply, {"id": mid}, sealed))
 
     async def _acknowledge(self, reply: str, ack: bytes, done: anyio.Event, after: float) -> None:
         with anyio.move_on_after(after):
@@ -271,9 +330,9 @@ class Cluster:
     async def _exchange(
         self, ex: _Exchange, payload: dict[str, Any], reply: str, replies: AsyncIterator[bytes]
     ) -> dict[str, Any] | None:
-        header = json.dumps({"id": ex.mid, "run": ex.run_id, "reply": reply, "t": ex.timeout}).encode()
+        header = {"id": ex.mid, "run": ex.run_id, "reply": reply, "t": ex.timeout}
         body = self.sealer.seal(ex.principal, json.dumps(payload).encode(), aad=_aad(ex.mid, ex.run_id, reply))
-        if not await self._publish_to(ex.owner, header + b"\n" + body, ex.timeout):
+        if not await self._publish_to(ex.owner, pack(self.sealer, self.channel(ex.owner), header, body), ex.timeout):
             return None
         incoming = aiter(replies)
         started = anyio.current_time()
@@ -291,8 +350,11 @@ class Cluster:
                     logger.warning("Node %s went away holding run %s; taking the run over", ex.owner, ex.run_id)
                     return None
                 continue
-            head, _, sealed = raw.partition(b"\n")
-            meta = json.loads(head)
+            message = unpack(self.sealer, reply, raw)
+            if isinstance(message, str):
+                _ignored(message, f"a reply for run {ex.run_id}")
+                continue
+            meta, sealed = message
             if meta.get("gone"):
                 return None
             if meta.get("ack"):
