@@ -157,10 +157,12 @@ async def test_malformed_system_tool_arguments_get_a_clear_error() -> None:
     async with Client(server, mode="legacy") as client:
         missing = await client.call_tool("sendElicitationResult", {"action": "accept"})
         wrong = await client.call_tool("sendElicitationResult", {"elicitId": "x", "action": "maybe"})
-        no_content = await client.call_tool("sendElicitationResult", {"elicitId": "x", "action": "accept"})
+        not_an_object = await client.call_tool(
+            "sendElicitationResult", {"elicitId": "x", "action": "accept", "content": "yes"}
+        )
     assert "elicitId must be the id given in the question" in text_of(missing)
     assert 'action must be "accept", "decline" or "cancel"' in text_of(wrong)
-    assert 'action "accept" needs content' in text_of(no_content)
+    assert "content must be an object" in text_of(not_an_object)
 
 
 async def test_another_session_cannot_answer_a_question() -> None:

@@ -8,7 +8,6 @@ each build a question and say how an answer becomes the tool's result;
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from types import MappingProxyType
 from typing import Any
 
 from mcp.server.context import ServerRequestContext
@@ -18,7 +17,8 @@ from elicitkit import _mcp
 from elicitkit._audit import Audited
 from elicitkit._core.kinds import Answer, Stage
 from elicitkit._engine.engine import Engine
-from elicitkit._engine.run import Question, Run
+from elicitkit._engine.question import Question
+from elicitkit._engine.run import Run
 from elicitkit._hookdata import Ask, Outcome, QuestionInfo
 from elicitkit._hooks import Hooks, pending
 from elicitkit._results import ElicitationResult
@@ -51,7 +51,7 @@ class Asking:
         run = self.engine.current_run()
         rctx = _mcp.request_context(ctx)  # read once: the SDK's Context makes every read cost microseconds
         one = _Exchange(self, ctx, rctx, question, limit, convert, hooks, rewritable, run)
-        question.watcher = one.watch
+        question.watch(one.watch)
         trail = one.trail
         try:
             # The asking stays in this frame unless `around` hooks wrap it: the transport suspends many times
@@ -95,7 +95,6 @@ class _Exchange:
         "rewritable",
         "run",
         "trail",
-        "wire",
     )
 
     def __init__(
@@ -120,47 +119,28 @@ class _Exchange:
         self.rewritable = rewritable
         self.run = run
         self.described: QuestionInfo | None = None
-        self.wire = question.schema.wire
-        """The schema dict `described.schema` is a view of."""
         self.trail = Audited(question, self.describe)
 
     def describe(self) -> QuestionInfo:
-        """The question as it stands now: hooks may have rewritten it, and the engine sets its route."""
-        question, info = self.question, self.described
+        """The question as hooks see it: a view that follows rewrites and the route the engine chooses."""
+        info = self.described
         if info is None:
             run = self.run
             info = self.described = QuestionInfo(
-                id=question.id,
-                message=question.message,
-                schema=MappingProxyType(question.schema.wire),
-                mode=question.mode,
+                self.question,
                 tool=run.tool if run is not None else None,
                 run_id=run.id if run is not None and run.hosted else None,
                 principal=_mcp.principal(self.rctx),
                 node=self.asking.node,
-                route=question.route,
-                replayed=question.replayed,
-                secret_fields=question.secret_fields,
-                arguments=MappingProxyType(run.arguments) if run is not None else None,
+                arguments=run.arguments if run is not None else None,
                 ctx=self.ctx,
             )
-            return info
-        # One object per question, kept current (hooks only read it).
-        if info.route is not question.route:
-            object.__setattr__(info, "route", question.route)
-        if info.replayed is not question.replayed:
-            object.__setattr__(info, "replayed", question.replayed)
-        if info.message is not question.message:
-            object.__setattr__(info, "message", question.message)
-        if self.wire is not question.schema.wire:
-            self.wire = question.schema.wire
-            object.__setattr__(info, "schema", MappingProxyType(self.wire))
         return info
 
     def ended_now(self, outcome: Outcome) -> None:
         """Record the outcome; drop the question's link back to this exchange (no cycle outlives it)."""
         self.trail.finish(outcome)
-        self.question.watcher = None
+        self.question.watch(None)
 
     async def ended(self, outcome: Outcome) -> None:
         """Record the outcome and tell the `after_answer` observers."""
@@ -178,14 +158,12 @@ class _Exchange:
         return None
 
     def rewrite(self, current: QuestionInfo, ask: Ask) -> QuestionInfo:
-        question = self.question
         if ask.message is not None:
             check_message(ask.message)
-            question.message = ask.message
-        if ask.schema is not None:
-            if not self.rewritable:
-                raise TypeError("only the schema of a form question asked with `elicit` can be rewritten")
-            question.schema = compile_schema(ask.schema)
+        if ask.schema is not None and not self.rewritable:
+            raise TypeError("only the schema of a form question asked with `elicit` can be rewritten")
+        schema = None if ask.schema is None else compile_schema(ask.schema)
+        self.question.reword(ask.message, schema)
         return self.describe()
 
     async def steps(self) -> ElicitationResult[Any]:

@@ -28,7 +28,7 @@ from opentelemetry import metrics, trace
 from opentelemetry.trace import INVALID_SPAN, Span, SpanKind, Status, StatusCode
 
 from elicitkit._core.kinds import Stage
-from elicitkit._engine.run import Question
+from elicitkit._engine.question import Question
 from elicitkit._hookdata import Outcome, QuestionInfo
 from elicitkit._results import Accepted, Declined
 
@@ -133,7 +133,7 @@ class Audited:
             info = self._describe()
             facts = {"event": "answer", **_facts(info), "outcome": name, "seconds": round(outcome.seconds, 6)}
             result = outcome.result
-            if isinstance(result, Accepted) and self._question.content_private:
+            if isinstance(result, Accepted) and self._question.asked.content_private:
                 facts["fields"] = sorted(result.content)  # a third party's callback: codes and tokens stay out
             elif isinstance(result, Accepted):
                 facts["content"] = json.loads(json.dumps(result.content, default=str))

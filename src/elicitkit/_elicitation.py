@@ -13,11 +13,11 @@ from starlette.applications import Starlette
 from elicitkit import _elicit_tool, _mcp
 from elicitkit._asking import Asking
 from elicitkit._clients import ClientOverride, Mode
-from elicitkit._core.kinds import new_id
+from elicitkit._core.kinds import Answer, new_id
 from elicitkit._crypto import PlainSealer, Sealer, secrets_from_env
 from elicitkit._engine.engine import Engine
 from elicitkit._engine.policy import Policy
-from elicitkit._engine.run import Answer, Question
+from elicitkit._engine.question import Asked, Question
 from elicitkit._fallback import DEFAULT_TOOL, Fallback, tool_description
 from elicitkit._helpers import FIELD, AskHelpers
 from elicitkit._hookapi import HookMethods
@@ -291,6 +291,11 @@ class Elicitation(AskHelpers, UrlMode, HookMethods):
         """True when this request's client can show `mode` elicitations itself (overrides applied)."""
         return self._engine.policy.native_possible(_mcp.request_context(ctx), mode)
 
+    def can_ask(self, ctx: Context[Any, Any]) -> bool:
+        """True when a form question asked from this request can reach a person at all: through the client, a
+        server-wide channel (`via`), the model's fallback, or the server's own fallback handler."""
+        return self.supports(ctx) or self.via is not None or self._engine.policy.fallback != "error"
+
     @overload
     async def elicit(
         self,
@@ -368,9 +373,8 @@ class Elicitation(AskHelpers, UrlMode, HookMethods):
     ) -> ElicitationResult[Any]:
         check_message(message)
         limit = seconds(timeout, self.timeout)
-        question = Question(id=new_id(), message=message, schema=schema, expires_at=anyio.current_time() + limit)
-        question.via = self._destination(via)
-        question.task = task
+        asked = Asked(new_id(), message, schema, via=self._destination(via), task=task)
+        question = Question(asked, anyio.current_time() + limit)
 
         def convert(asked: Question, answer: Answer) -> ElicitationResult[Any]:
             if answer.action == "accept":

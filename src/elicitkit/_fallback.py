@@ -202,10 +202,11 @@ def parse_send_args(arguments: Any, tool: str) -> SendResultArgs | CallToolResul
         return error_result(f"{tool}: elicitId must be the id given in the question")
     if action not in ("accept", "decline", "cancel"):
         return error_result(f'{tool}: action must be "accept", "decline" or "cancel"')
-    if action != "accept":
+    if action != "accept" or content is None:
+        # A link's accept carries nothing; a form's accept without content is refused with its question's fields.
         return SendResultArgs(elicit_id, action, None)
     if not isinstance(content, Mapping):
-        return error_result(f'{tool}: action "accept" needs content, an object with the answer\'s fields')
+        return error_result(f'{tool}: content must be an object with the answer\'s fields')
     return SendResultArgs(elicit_id, action, dict(content))
 
 

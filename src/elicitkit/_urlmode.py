@@ -11,10 +11,10 @@
 from __future__ import annotations
 
 import ipaddress
+import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 import anyio
@@ -24,9 +24,8 @@ from mcp_types import ElicitRequestURLParams
 from starlette.routing import Route
 
 from elicitkit import _mcp
-from elicitkit._core.kinds import new_id
-from elicitkit._engine.desk import PageQuestions
-from elicitkit._engine.run import Answer, Question
+from elicitkit._core.kinds import Answer, new_id
+from elicitkit._engine.question import Asked, Question
 from elicitkit._errors import ElicitationError
 from elicitkit._results import Accepted, Cancelled, Declined, ElicitationResult
 from elicitkit._schema.compile import FormSchema, compile_schema
@@ -40,23 +39,23 @@ if TYPE_CHECKING:
     from elicitkit._engine.engine import Engine
     from elicitkit.channels.base import Via
 
-__all__ = ["OpenedLink", "UrlMode", "check_url"]
+__all__ = ["UrlMode", "check_elicitation_id", "check_url"]
 
 T = TypeVar("T")
 REDACTED = "**********"
 
 
-@dataclass(frozen=True)
-class OpenedLink:
-    result: ElicitationResult[None]
-    id: str  # the elicitationId the client was given
-
-    @property
-    def action(self) -> Literal["accept", "decline", "cancel"]:
-        return self.result.action
-
-
 _NO_FIELDS = FormSchema(wire={"type": "object", "properties": {}}, source=None, adapter=None)
+
+
+_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
+
+
+def check_elicitation_id(elicitation_id: str) -> str:
+    """Refuse an `elicitationId` that could not travel as a key or in a URL."""
+    if not isinstance(elicitation_id, str) or _ID.fullmatch(elicitation_id) is None:
+        raise ValueError("An elicitation id must be 1 to 128 letters, digits, '-' and '_'")
+    return elicitation_id
 
 
 def check_url(url: str) -> str:
@@ -111,7 +110,7 @@ class UrlMode:
     def routes(self) -> list[Route]:
         """elicitkit's page routes, to add to your own Starlette/FastAPI app (next to the mounted MCP app)."""
         engine = self._engine
-        pages = Pages(PageQuestions(engine.desk, engine.inbox), self._tokens, self).routes()
+        pages = Pages(engine.answers, self._tokens, self).routes()
         return pages + [route for channel in engine.desk.channels.values() for route in channel.routes()]
 
     def _base(self) -> str:
@@ -129,32 +128,31 @@ class UrlMode:
         *,
         timeout: Timeout = SERVER_DEFAULT,
         required_error: bool = False,
+        elicitation_id: str | None = None,
     ) -> ElicitationResult[None]:
         """Send the person to `url`; `Accepted` means they agreed to open it.
 
         With `required_error=True`, a 2025-11-25 call fails with the spec's
         `-32042` URL-required error instead (for tools that prefer to fail and be
         called again); 2026-07-28 asks in the `InputRequiredResult` as usual.
+        `elicitation_id` is the id the client is given (its `elicitationId` on
+        2025-11-25, the input request's key on 2026-07-28); by default a random
+        one. Give your own when the page behind `url` must know it.
 
         Raises:
-            ValueError: the URL is not https (or loopback http) or carries credentials.
+            ValueError: the URL is not https (or loopback http) or carries credentials, or the id is not 1 to
+                128 letters, digits, `-` and `_`.
             ElicitationNotSupported: the client cannot open links and the fallback does not apply.
         """
         check_message(message)
         check_url(url)
+        question_id = new_id() if elicitation_id is None else check_elicitation_id(elicitation_id)
         if required_error and not _mcp.is_mrtr(ctx.request_context.protocol_version):
-            params = ElicitRequestURLParams(mode="url", message=message, url=url, elicitation_id=new_id())
+            params = ElicitRequestURLParams(mode="url", message=message, url=url, elicitation_id=question_id)
             raise UrlElicitationRequiredError([params])
-        return (await self._open_link(ctx, message, url, timeout=timeout)).result
-
-    async def _open_link(self, ctx: Context[Any, Any], message: str, url: str, *, timeout: Timeout) -> OpenedLink:
-        """`elicit_url`, also telling the link's `elicitationId` (for bridges that hand it on, such as shell tools)."""
-        check_message(message)
         limit = seconds(timeout, self.timeout)
-        check_url(url)
-        question = self._url_question(message, url, _NO_FIELDS, limit, observable=False)
-        result = await self._asking(ctx, question, limit, lambda _, answer: _outcome(answer.action, None, {}))
-        return OpenedLink(result, question.id)
+        question = self._url_question(message, url, _NO_FIELDS, limit, observable=False, question_id=question_id)
+        return await self._asking(ctx, question, limit, lambda _, answer: _outcome(answer.action, None, {}))
 
     async def secure_form(
         self,
@@ -186,8 +184,8 @@ class UrlMode:
 
         chosen = self._destination(via)
         if chosen is not None:
-            expires = anyio.current_time() + limit
-            question = Question(new_id(), message, form, expires, secret_fields=form.secret_fields, via=chosen)
+            asked = Asked(new_id(), message, form, secret_fields=form.secret_fields, via=chosen)
+            question = Question(asked, anyio.current_time() + limit)
             return await self._asking(ctx, question, limit, convert)
         question_id = new_id()
         token = self._tokens.mint(Link(question_id, _mcp.principal(ctx.request_context), "form", _link_expiry(limit)))
@@ -219,8 +217,9 @@ class UrlMode:
         # The person goes through elicitkit first, which binds their browser: the callback must come back to it.
         go = self._tokens.mint(Link(question_id, principal, "go", _link_expiry(limit), target=target))
         url = f"{self._base()}/elicit/go/{go}"
-        question = self._url_question(message, url, _NO_FIELDS, limit, observable=True, question_id=question_id)
-        question.content_private = True
+        question = self._url_question(
+            message, url, _NO_FIELDS, limit, observable=True, question_id=question_id, content_private=True
+        )
 
         def convert(_: Question, answer: Answer) -> ElicitationResult[Any]:
             content = answer.content if isinstance(answer.content, Mapping) else {}
@@ -237,17 +236,19 @@ class UrlMode:
         *,
         observable: bool,
         question_id: str | None = None,
+        content_private: bool = False,
     ) -> Question:
-        return Question(
+        asked = Asked(
             id=question_id or new_id(),
             message=message,
             schema=schema,
-            expires_at=anyio.current_time() + limit,
             mode="url",
             url=url,
             observable=observable,
             secret_fields=schema.secret_fields,
+            content_private=content_private,
         )
+        return Question(asked, anyio.current_time() + limit)
 
 
 def _link_expiry(limit: float) -> float:

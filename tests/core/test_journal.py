@@ -1,6 +1,6 @@
 """When a journaled answer or step may be reused by a replayed body."""
 
-from elicitkit._core.journal import Entry, digest_of, reusable_answer, reusable_step
+from elicitkit._core.journal import Entry, Held, digest_of, held_at, reusable_answer, reusable_step
 from elicitkit._core.kinds import Answer
 
 SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
@@ -33,3 +33,11 @@ def test_a_step_is_never_taken_for_an_answer_nor_an_answer_for_a_step() -> None:
     assert not reusable_step(Entry("step", "provision", value=1), "bill")
     assert not reusable_step(None, "provision")
     assert reusable_answer(None, digest) is None
+
+
+def test_one_rule_says_what_a_journal_entry_means_for_a_question() -> None:
+    digest = digest_of("Deploy?", SCHEMA)
+    assert held_at(None, digest) is Held.EMPTY
+    assert held_at(Entry.of_answer(digest, Answer("accept", {"ok": True})), digest) is Held.SAME
+    assert held_at(Entry.of_answer(digest_of("Deploy now?", SCHEMA), Answer("decline")), digest) is Held.REWORDED
+    assert held_at(Entry("step", "provision", value=1), digest) is Held.MOVED_ON

@@ -1,12 +1,14 @@
-"""Journal entries, and the rule for reusing one when a run is replayed.
+"""Journal entries, and the one rule for what an entry at a question's position means.
 
 An answer is pinned to a digest of the question asked (message and schema): a
 replayed body that asks the same question at the same position gets the
-journaled answer back; a reworded or reshaped question is asked again.
+journaled answer back; a reworded or reshaped question is asked again, and its
+answer is taken without the journal (the position keeps the first wording's).
 """
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import json
 from dataclasses import dataclass
@@ -14,7 +16,7 @@ from typing import Any, Literal
 
 from elicitkit._core.kinds import Answer
 
-__all__ = ["Entry", "digest_of", "reusable_answer", "reusable_step"]
+__all__ = ["Entry", "Held", "digest_of", "held_at", "reusable_answer", "reusable_step"]
 
 
 def digest_of(message: str, schema: dict[str, Any]) -> str:
@@ -42,9 +44,31 @@ class Entry:
         return Answer(self.action, self.content)
 
 
+class Held(enum.Enum):
+    """What a run's journal holds at the position of a question with a given digest."""
+
+    EMPTY = "empty"
+    """Nothing: an answer to the question may be journaled there."""
+    SAME = "same"
+    """The answer to this very question: it stands (the first one written wins)."""
+    REWORDED = "reworded"
+    """An answer to another wording of it (a replay asked anew): a new answer is taken without the journal."""
+    MOVED_ON = "moved_on"
+    """A step: the run has gone past this question."""
+
+
+def held_at(entry: Entry | None, digest: str) -> Held:
+    """The one rule for a journal entry found at a question's position."""
+    if entry is None:
+        return Held.EMPTY
+    if entry.kind != "answer":
+        return Held.MOVED_ON
+    return Held.SAME if entry.digest == digest else Held.REWORDED
+
+
 def reusable_answer(entry: Entry | None, digest: str) -> Answer | None:
     """The journaled answer to the question with `digest`, or None when it must be asked (again)."""
-    if entry is not None and entry.kind == "answer" and entry.digest == digest:
+    if entry is not None and held_at(entry, digest) is Held.SAME:
         return entry.answer()
     return None
 

@@ -17,7 +17,6 @@ __all__ = [
     "RouteName",
     "Stage",
     "new_id",
-    "only_acknowledges",
 ]
 
 Mode = Literal["form", "url"]
@@ -63,14 +62,3 @@ class Answer:
 def new_id() -> str:
     """128 random bits, URL-safe."""
     return secrets.token_urlsafe(16)
-
-
-def only_acknowledges(observable: bool, action: str) -> bool:
-    """Whether a reply merely says the person went to elicitkit's page, which will carry the real answer.
-
-    A client's `accept` of a URL question whose page is elicitkit's own (a secure
-    form, a third-party flow coming back) means "the user agreed to open it", as
-    the spec says; the answer arrives when the page completes. For any other
-    question the reply is the answer.
-    """
-    return observable and action == "accept"

@@ -24,10 +24,12 @@ from mcp.server.mcpserver import Context
 from elicitkit._core.journal import reusable_answer
 from elicitkit._core.kinds import ACTIONS, Answer, RouteName
 from elicitkit._engine.desk import ChannelDesk
-from elicitkit._engine.journal import QuestionRecord
 from elicitkit._engine.policy import Policy
-from elicitkit._engine.routes import keep_alive, offer_task, wants_progress
-from elicitkit._engine.run import Question, Run
+from elicitkit._engine.question import Question
+from elicitkit._engine.records import QuestionRecord, Records
+from elicitkit._engine.registry import Registry
+from elicitkit._engine.routes import offer_task, wants_progress, while_alive
+from elicitkit._engine.run import Run
 from elicitkit._errors import ElicitationNotSupported
 from elicitkit._timeouts import LINK_LIFETIME_MAX
 from elicitkit._web.tokens import Link
@@ -44,8 +46,10 @@ class ChannelRoute:
     name: RouteName = "channel"
     tracked = False
 
-    def __init__(self, policy: Policy, desk: ChannelDesk) -> None:
+    def __init__(self, policy: Policy, registry: Registry, records: Records, desk: ChannelDesk) -> None:
         self.policy = policy
+        self.registry = registry
+        self.records = records
         self.desk = desk
 
     async def put(
@@ -62,18 +66,18 @@ class ChannelRoute:
         if posted is not None and posted[1].expires_at < expires:
             # The message's link expires when the question first asked would have: so does the question now.
             expires = posted[1].expires_at
-            question.expires_at = min(question.expires_at, anyio.current_time() + expires - time.time())
+            question.shorten(anyio.current_time() + expires - time.time())
         token = desk.tokens.mint(Link(asked_as, run.principal, "channel", expires))
         record = posted[1] if posted is not None else self._record(run, question, via, expires)
-        await desk.durability.save_question(asked_as, record, expires)
+        await self.records.save_question(asked_as, record, expires)
         if run.hosted:
             # The run must stay replayable for as long as the person may answer (a restart, a crash).
             ttl = expires - time.time() + self.policy.run_expiry
             if run.task_record is not None:  # a task's run lives as long as the task, at least
                 ttl = max(ttl, run.task_record["created"] + run.task_record["ttl"] - time.time())
-            await desk.durability.keep_run(run, ttl)
-        desk.registry.channel_questions[asked_as] = question
-        run.pending[question.id] = question
+            await self.records.keep_run(run, ttl)
+        self.registry.track(asked_as, question)
+        run.hold(question)
         if posted is not None:
             await self._answered_meanwhile(run, question)
         prompt = desk.prompt_of(token, asked_as, record)
@@ -88,7 +92,7 @@ class ChannelRoute:
                     raise ElicitationNotSupported(
                         f"The {via.channel} channel cannot show this question: {exc}"
                     ) from None
-                await desk.durability.save_question(asked_as, replace(record, ref=ref), expires)
+                await self.records.save_question(asked_as, replace(record, ref=ref), expires)
             await question.reached("sent")
             offer_task(run)  # a person elsewhere may take long: the client polls a task instead of waiting
             with anyio.move_on_after(question.expires_at - anyio.current_time()):
@@ -96,14 +100,14 @@ class ChannelRoute:
         except anyio.get_cancelled_exc_class():
             # The server is shutting down (not the run ending, nor the question expiring): the question stays
             # open, recorded, and its answer replays the run after the restart.
-            kept = run.hosted and desk.registry.stopping > 0 and anyio.current_time() < question.expires_at
+            kept = run.hosted and self.registry.stopping > 0 and anyio.current_time() < question.expires_at
             raise
         finally:
-            desk.registry.channel_questions.pop(asked_as, None)
+            self.registry.untrack(asked_as, question)
             if not kept and not run.stale:  # a copy another node took over leaves its records to that node
                 with anyio.CancelScope(shield=True):
                     with suppress(Exception):  # first: a click while the message is updated finds it closed
-                        await desk.store.delete_question(asked_as)
+                        await self.records.delete_question(asked_as)
                     if ref is not None:
                         await self._close(channel, prompt, ref, question, record)
 
@@ -138,7 +142,7 @@ class ChannelRoute:
         """The channel messages an earlier copy of `run` posted at step `seq` (a replayed run only)."""
         if not run.rebuilt:
             return {}
-        stored = await self.desk.durability.run_questions(run.id, run.principal)
+        stored = await self.records.run_questions(run.id, run.principal)
         return {
             question_id: record
             for question_id, record in stored.items()
@@ -153,7 +157,7 @@ class ChannelRoute:
         """Close a message an earlier copy of `run` posted (best effort), its record gone first: a late click
         finds it closed."""
         with suppress(Exception):
-            await self.desk.store.delete_question(question_id)
+            await self.records.delete_question(question_id)
         channel = self.desk.channels.get(Via.from_json(record.via).channel)
         if channel is None or record.ref is None:
             return
@@ -163,17 +167,17 @@ class ChannelRoute:
     async def _answered_meanwhile(self, run: Run, question: Question) -> None:
         """An answer to the earlier copy's message may have been journaled after this replay began (and before it
         registered the question, where the desk would have delivered it): take it from the journal."""
-        entry = (await self.desk.durability.journal(run.id, run.principal)).get(question.seq)
+        entry = (await self.records.journal(run.id, run.principal)).get(question.seq)
+        print("MEANWHILE", question.seq, entry)
         answer = reusable_answer(entry, question.digest)
         if entry is not None and answer is not None:
-            self.desk.deliver(question, answer, entry.value)
+            question.resolve(answer, Responder.from_json(entry.value))
 
     async def settle(self, run: Run, question: Question, answer: Answer) -> None:
         """A replay found this question answered in its journal: close the messages the earlier copy posted for it
         (best effort: the answer is taken whatever becomes of a message)."""
         entry = run.journal.get(question.seq)
-        by = getattr(entry, "value", None)
-        responder = Responder(str(by[0]), str(by[1]), by[2]) if by is not None else None
+        responder = None if entry is None else Responder.from_json(entry.value)
         with anyio.CancelScope(shield=True):
             for question_id, record in (await self._earlier(run, question.seq)).items():
                 await self._end_earlier(question_id, record, run, _closing(answer, responder, record))
@@ -205,10 +209,7 @@ class ChannelRoute:
         def waiting() -> bool:
             return not run.task_wanted and (not run.hosted or run.rctx is rctx)
 
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(keep_alive, rctx, self.policy.keepalive, waiting)
-            await question.wait()
-            tg.cancel_scope.cancel()
+        await while_alive(rctx, self.policy.keepalive, question.wait(), waiting)
 
     async def _close(
         self, channel: Channel, prompt: Prompt, ref: dict[str, Any], question: Question, record: QuestionRecord

@@ -1,61 +1,46 @@
 """The desk every human channel's replies come to (web inbox, Slack, Discord, Teams), on any node.
 
 It opens the question from the sealed token the channel's message carried,
-checks the approvers, validates the answer, takes it once (for a hosted run,
-the journal's first write is the once), and delivers it to the run here or on
-the node that holds it. An answer for a hosted run whose node died stays
-journaled: the run's next request replays it. `channel_route` puts questions
-out.
+checks the approvers, and hands the answer to the door of the node that holds
+its run (`Answers.take`), which validates it against the type the tool asked
+with, takes it once and delivers it. An answer for a hosted run whose node
+died stays journaled: the run's next request replays it. `channel_route` puts
+questions out.
 """
 
 from __future__ import annotations
 
-import logging
-import time
-from collections.abc import Callable, Mapping
-from dataclasses import replace
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
-from elicitkit._core.journal import Entry
+from elicitkit._core.journal import Held, held_at
 from elicitkit._core.kinds import ACTIONS, Answer
-from elicitkit._engine.cluster import Cluster, encode_outcome
-from elicitkit._engine.inbox import Inbox, PageQuestion
-from elicitkit._engine.journal import Durability, QuestionRecord
-from elicitkit._engine.policy import Policy
-from elicitkit._engine.registry import Registry
-from elicitkit._engine.run import Question
+from elicitkit._core.once import Claim
+from elicitkit._core.replies import Ruling
+from elicitkit._engine.answers import Answers
+from elicitkit._engine.cluster import Cluster
+from elicitkit._engine.door import Arrival
+from elicitkit._engine.records import QuestionRecord, Records
 from elicitkit._errors import ElicitationNotSupported
-from elicitkit._schema import compile_schema, problems_in
 from elicitkit._web.app import PageIdentity
 from elicitkit._web.tokens import InvalidLink, Link, LinkTokens
 from elicitkit.channels.base import Channel, Prompt, Responder, Verdict, Via
-from elicitkit.stores.base import Store
 
-__all__ = ["ChannelDesk", "PageQuestions"]
-
-logger = logging.getLogger("elicitkit")
+__all__ = ["ChannelDesk"]
 
 _CLOSED = "This question is closed: it was already answered, withdrawn, or it expired."
 _ANSWERED = "Thanks, your answer was recorded."
 
 
 class ChannelDesk:
-    """Where every channel's replies arrive (the `Desk` channels are bound to)."""
+    """Where every channel's replies arrive (the `Desk` channels are bound to), and what elicitkit's own pages
+    channels (the web inbox) reach besides: the inbox index, its change feed, the link tokens, who opens a page."""
 
-    def __init__(
-        self,
-        policy: Policy,
-        registry: Registry,
-        durability: Durability,
-        store: Store,
-        cluster: Cluster,
-        tokens: LinkTokens,
-    ) -> None:
-        self.policy = policy
-        self.registry = registry
-        self.durability = durability
-        self.store = store
+    def __init__(self, records: Records, cluster: Cluster, answers: Answers, tokens: LinkTokens) -> None:
+        self.records = records
         self.cluster = cluster
+        self.answers = answers
         self.tokens = tokens
         self.channels: dict[str, Channel] = {}
         self.base_url: Callable[[], str] = lambda: ""
@@ -89,14 +74,14 @@ class ChannelDesk:
         opened = await self._open(token)
         if opened is None:
             return None
-        link, record, _ = opened
+        link, record = opened
         return self.prompt_of(token, link.question_id, record)
 
     async def reply(self, token: str, responder: Responder, action: str, content: Mapping[str, Any] | None) -> Verdict:
         opened = await self._open(token)
         if opened is None:
             return Verdict("closed", _CLOSED)
-        link, record, question = opened
+        link, record = opened
         via = Via.from_json(record.via)
         if not via.allows(responder):
             return _not_approver(responder)
@@ -106,11 +91,14 @@ class ChannelDesk:
         if record.secret and action == "accept" and answer.content is not None and not self.own_pages(via.channel):
             # Only elicitkit's own pages (the web inbox is one) may carry secrets; chats get `secure_link`.
             return Verdict("invalid", "This question has secret fields: answer it on the secure page.", {})
-        problems = problems_in(compile_schema(record.schema), answer.action, answer.content)
-        if problems is not None:
+        claim = Claim.of_question("channel", link.question_id)
+        arrival = Arrival("channel", record.principal, {link.question_id: answer}, claim, by=responder)
+        taken = await self.answers.take(arrival)
+        if taken.ruling is Ruling.REFUSED:
+            problems = taken.problems[link.question_id]
             detail = {p.path: p.message for p in problems.problems}
             return Verdict("invalid", f"That answer is not valid: {problems}", detail)
-        if not await self.take(link.question_id, record, question, answer, responder):
+        if taken.ruling is not Ruling.ANSWERS:
             return Verdict("closed", _CLOSED)
         return Verdict("answered", _ANSWERED)
 
@@ -118,119 +106,50 @@ class ChannelDesk:
         opened = await self._open(token)
         if opened is None:
             return Verdict("closed", _CLOSED)
-        link, record, _ = opened
+        link, record = opened
         if not Via.from_json(record.via).allows(responder):
             return _not_approver(responder)
         by = (responder.channel, responder.id, responder.name)
         form = self.tokens.mint(Link(link.question_id, record.principal, "form", link.expires_at, by=by))
         return Verdict("answered", f"{self.base_url()}/elicit/f/{form}")
 
-    # -- what elicitkit's pages call, for channel questions with secret fields --------
+    # -- what elicitkit's own pages channels reach (the web inbox) ---------------------
 
-    async def page_question(self, question_id: str, principal: str | None) -> PageQuestion | None:
-        record = await self._record(question_id, principal)
-        if record is None:
-            return None
-        return PageQuestion(record.message, replace(compile_schema(record.schema), secret_fields=record.secret))
+    async def file_in_inbox(self, principal: str, entry_id: str, value: dict[str, Any], expires_at: float) -> None:
+        await self.records.file_in_inbox(principal, entry_id, value, expires_at)
 
-    async def page_answer(
-        self, question_id: str, principal: str | None, answer: Answer, by: tuple[str, str, str | None] | None
-    ) -> bool | None:
-        """None when `question_id` is not a channel question (the pages then ask the inbox)."""
-        record = await self._record(question_id, principal)
-        if record is None:
-            return None
-        question = self.registry.channel_questions.get(question_id)
-        responder = None if by is None else Responder(*by)
-        return await self.take(question_id, record, question, answer, responder)
+    async def inbox(self, principal: str) -> dict[str, dict[str, Any] | None]:
+        return await self.records.inbox(principal)
 
-    # -- taking and delivering -------------------------------------------------------
+    async def unfile(self, principal: str, entry_id: str) -> None:
+        await self.records.unfile(principal, entry_id)
 
-    async def take(
-        self,
-        question_id: str,
-        record: QuestionRecord,
-        question: Question | None,
-        answer: Answer,
-        responder: Responder | None,
-    ) -> bool:
-        """Take `answer` once (across every node), record it, deliver it; False when the question was closed or
-        its run cannot be reached (then nobody waits for it any more)."""
-        if question is not None and question.answer is not None:
-            return False
-        by = None if responder is None else [responder.channel, responder.id, responder.name]
-        journaled = record.hosted and self.durability.keeps(record.secret)
-        if journaled:
-            # The journal's first write wins: it is the once, and a store failure here takes nothing. It says who
-            # answered, for the message's outcome when a replay finds the answer there.
-            entry = Entry.of_answer(record.digest, answer, by)
-            if not await self.durability.record(record.run_id, record.principal, record.seq, entry):
-                held = (await self.durability.journal(record.run_id, record.principal)).get(record.seq)
-                if held is None or held.kind != "answer" or held.digest == record.digest:
-                    return False  # answered already
-                # The step holds an answer to an earlier wording of the question (a replay asks anew): this
-                # answer is taken once without the journal, as a reworded question's is everywhere else.
-                journaled = False
-        if not journaled and not await self.store.use_once(
-            f"channel:{question_id}", time.time() + self.policy.run_expiry
-        ):
-            return False
-        if question is None:
-            question = self.registry.channel_questions.get(question_id)  # a replay may have picked it up since
-        if question is not None:
-            self.deliver(question, answer, by)
-            return True
-        owner = record.node
-        if record.hosted:
-            found = await self.durability.load_run(record.run_id, record.principal)
-            owner = found[0] if found is not None else owner
-        payload = {"op": "channel", "question": question_id, "answer": [answer.action, answer.content], "by": by}
-        if owner is not None and owner != self.policy.node and await self.cluster.alive(owner):
-            delivered = await self.cluster.forward(
-                owner, record.run_id, record.principal, payload, self.policy.forward_timeout, 5.0
-            )
-            if delivered is not None:
-                return True
-        if journaled:
-            return True  # the run's next request (a retry, a task poll) replays it with this answer
-        logger.warning("Question %s was answered, but the run that asked it is gone", question_id)
-        return False
+    def inbox_changes(self, principal: str) -> AbstractAsyncContextManager[AsyncIterator[bytes]]:
+        """A message each time `principal`'s inbox changes, on any node, for as long as the context is open."""
+        return self.cluster.broker.listen(self._inbox_channel(principal))
 
-    def deliver(self, question: Question, answer: Answer, by: list[Any] | None) -> None:
-        if by is not None:
-            question.responder = Responder(str(by[0]), str(by[1]), by[2])
-        question.resolve(answer)
+    async def inbox_changed(self, principal: str) -> None:
+        await self.cluster.broker.publish(self._inbox_channel(principal), b"changed")
 
-    def forwarded(self, payload: dict[str, Any]) -> dict[str, Any] | None:
-        question = self.registry.channel_questions.get(str(payload.get("question")))
-        if question is None:
-            return None
-        action, content = payload["answer"]
-        self.deliver(question, Answer(action, content), payload.get("by"))
-        return encode_outcome(None)
+    def _inbox_channel(self, principal: str) -> str:
+        return f"{self.cluster.prefix}:inbox:{Records.inbox_of(principal)}"
 
     # -- reading questions -----------------------------------------------------------
 
-    async def _open(self, token: str) -> tuple[Link, QuestionRecord, Question | None] | None:
-        """The token's link, the open question's record, and the question itself when this process holds it."""
+    async def _open(self, token: str) -> tuple[Link, QuestionRecord] | None:
+        """The token's link and the open question's record."""
         try:
             link = self.tokens.read(token, "channel")
         except InvalidLink:
             return None
-        record = await self._record(link.question_id, link.principal)
-        if record is None:
-            return None
-        return link, record, self.registry.channel_questions.get(link.question_id)
-
-    async def _record(self, question_id: str, principal: str | None) -> QuestionRecord | None:
-        record = await self.durability.load_question(question_id, principal)
+        record = await self.records.load_question(link.question_id, link.principal)
         if record is None or record.route != "channel" or record.via is None:
             return None
         if record.hosted:
-            held = (await self.durability.journal(record.run_id, principal)).get(record.seq)
-            if held is not None and (held.kind != "answer" or held.digest == record.digest):
+            held = held_at((await self.records.journal(record.run_id, link.principal)).get(record.seq), record.digest)
+            if held in (Held.SAME, Held.MOVED_ON):
                 return None  # answered already: the run has moved on
-        return record
+        return link, record
 
     def prompt_of(self, token: str, question_id: str, record: QuestionRecord) -> Prompt:
         return Prompt(
@@ -243,27 +162,6 @@ class ChannelDesk:
             tool=record.tool,
             secret_fields=record.secret,
         )
-
-
-class PageQuestions:
-    """What elicitkit's pages reach: channel questions with secret fields first, then the inbox's link questions."""
-
-    def __init__(self, desk: ChannelDesk, inbox: Inbox) -> None:
-        self.desk = desk
-        self.inbox = inbox
-
-    async def page_question(self, question_id: str, principal: str | None) -> PageQuestion | None:
-        found = await self.desk.page_question(question_id, principal)
-        return found if found is not None else await self.inbox.page_question(question_id, principal)
-
-    async def page_answer(
-        self, question_id: str, principal: str | None, answer: Answer, by: tuple[str, str, str | None] | None = None
-    ) -> bool:
-        taken = await self.desk.page_answer(question_id, principal, answer, by)
-        return taken if taken is not None else await self.inbox.page_answer(question_id, principal, answer)
-
-    async def use_link(self, question_id: str, expires_at: float) -> bool:
-        return await self.inbox.use_link(question_id, expires_at)
 
 
 def _not_approver(responder: Responder) -> Verdict:

@@ -1,11 +1,13 @@
 """The engine: the pieces that run tool bodies and carry questions and answers, put together.
 
-Imports go one way. `_core` decides without IO; `run` holds a run's state in
-memory; `journal` seals it into the store; `registry` finds runs and
-questions; `policy` says what the server allows and the client can show;
-`routes` put questions to people; `host` runs bodies and hands their outcomes
-to requests; `inbox` takes answers wherever they arrive; `middleware` is the
-SDK's way in. This module builds them and is the only one that knows them all.
+Imports go one way. `_core` decides without IO; `question` and `run` hold
+state in memory, changed only by their own transitions; `records` seals it
+into the store; `registry` finds runs and questions; `policy` says what the
+server allows and the client can show; `door` takes every answer; `routes`
+put questions to people; `host` runs bodies and hands their outcomes to
+requests; `answers` brings each arrival of answers to the door of the node
+that holds its run; `desk` is where channels' replies come; `middleware` is
+the SDK's way in. This module builds them and is the only one that knows them all.
 """
 
 from __future__ import annotations
@@ -20,14 +22,15 @@ import anyio
 import anyio.lowlevel
 
 from elicitkit._core.journal import Entry, reusable_step
+from elicitkit._engine.answers import Answers
 from elicitkit._engine.channel_route import ChannelRoute
-from elicitkit._engine.cluster import Cluster, Missing
+from elicitkit._engine.cluster import MISSING, Cluster, Missing
 from elicitkit._engine.desk import ChannelDesk
+from elicitkit._engine.door import Door
 from elicitkit._engine.host import RunHost, current_run
-from elicitkit._engine.inbox import Inbox
-from elicitkit._engine.journal import Durability, SealerLike
 from elicitkit._engine.middleware import ToolsMiddleware
 from elicitkit._engine.policy import Policy
+from elicitkit._engine.records import Records, SealerLike
 from elicitkit._engine.registry import Registry
 from elicitkit._engine.routes import Asker
 from elicitkit._engine.run import Run, call
@@ -50,14 +53,16 @@ class Engine:
         self.policy = policy
         self.store = guarded(store)
         self.registry = Registry()
-        self.durability = Durability(self.store, sealer, policy.node)
+        self.records = Records(self.store, sealer, policy.node)
         self.cluster = Cluster(self.store, broker, sealer, policy.node)
-        self.tasks = TaskBook(policy, self.registry, self.durability, self.store, self.cluster)
-        self.runs = RunHost(policy, self.registry, self.durability, self.store, self.cluster, self.tasks)
-        self.inbox = Inbox(policy, self.registry, self.durability, self.store, self.cluster, self.runs)
-        self.desk = ChannelDesk(policy, self.registry, self.durability, self.store, self.cluster, tokens)
-        self.asker = Asker(policy, self.registry, self.durability, self.store, ChannelRoute(policy, self.desk))
-        self.middleware = ToolsMiddleware(policy, self.runs, self.inbox)
+        self.tasks = TaskBook(policy, self.registry, self.records, self.cluster)
+        self.runs = RunHost(policy, self.registry, self.records, self.cluster, self.tasks)
+        self.door = Door(policy, self.records)
+        self.answers = Answers(policy, self.registry, self.records, self.cluster, self.runs, self.door)
+        self.desk = ChannelDesk(self.records, self.cluster, self.answers, tokens)
+        channel_route = ChannelRoute(policy, self.registry, self.records, self.desk)
+        self.asker = Asker(policy, self.registry, self.records, self.door, channel_route)
+        self.middleware = ToolsMiddleware(policy, self.runs, self.answers)
 
     @asynccontextmanager
     async def host(self, lifespan_state: Any) -> AsyncIterator[None]:
@@ -83,15 +88,15 @@ class Engine:
 
     def _principal_of(self, run_id: str) -> str | Missing | None:
         run = self.registry.runs.get(run_id)  # any run: a channel answer may be for a run that is not hosted
-        return self.inbox.principal_of(run_id) if run is None else run.principal
+        return MISSING if run is None else run.principal
 
     async def _forwarded(self, run_id: str, payload: dict[str, Any]) -> dict[str, Any] | None:
         op = payload.get("op")
-        if op == "channel":
-            return self.desk.forwarded(payload)
-        if op in ("task_update", "task_cancel"):
+        if op == "arrival":
+            return await self.answers.forwarded(run_id, payload)
+        if op == "task_cancel":
             return await self.tasks.forwarded(run_id, payload)
-        return await self.inbox.forwarded(run_id, payload)
+        return None
 
     async def _sweep(self) -> None:
         while True:
@@ -123,21 +128,18 @@ class Engine:
             await self.runs.store_run(run)  # its journal goes with its record
         elif self.policy.shared:
             # Fencing: a body whose run another node took over must not perform the side effect again.
-            found = await self.store.get_run(run.id)
-            if found is not None and found[0] != self.policy.node:
-                logger.warning(
-                    "Run %s now belongs to node %s; stopping this copy before step %r", run.id, found[0], name
-                )
-                run.stale = True
-                run.scope.cancel()
+            owner = await self.records.owner_of(run.id)
+            if owner is not None and owner != self.policy.node:
+                logger.warning("Run %s now belongs to node %s; stopping this copy before step %r", run.id, owner, name)
+                run.taken_over()
                 await anyio.lowlevel.checkpoint()
         value = await call(fn)
         try:
             json.dumps(value)
         except (TypeError, ValueError):
             raise TypeError(f"step {name!r} must return JSON-serializable data, got {type(value).__name__}") from None
-        if not await self.durability.record(run.id, run.principal, seq, Entry("step", name, value=value)):
-            recorded = (await self.durability.journal(run.id, run.principal)).get(seq)
+        if not await self.records.record(run.id, run.principal, seq, Entry("step", name, value=value)):
+            recorded = (await self.records.journal(run.id, run.principal)).get(seq)
             if reusable_step(recorded, name):
                 assert recorded is not None
                 return recorded.value

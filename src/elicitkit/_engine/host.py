@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from contextvars import ContextVar
 from dataclasses import replace
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 import anyio
 import anyio.abc
@@ -25,17 +25,18 @@ from mcp_types import ElicitRequest, InputRequiredResult
 
 from elicitkit import _mcp
 from elicitkit._core.codec import encode_state
+from elicitkit._core.journal import Entry
 from elicitkit._core.kinds import Hosting, new_id
 from elicitkit._engine import refusals
 from elicitkit._engine.cluster import Cluster
-from elicitkit._engine.journal import Durability, RunRecord
 from elicitkit._engine.policy import Policy
+from elicitkit._engine.question import Question
+from elicitkit._engine.records import Records, RunRecord
 from elicitkit._engine.registry import Registry
-from elicitkit._engine.run import Final, Question, Run
+from elicitkit._engine.run import Final, Run
 from elicitkit._engine.tasks import TaskBook, TaskRecord
 from elicitkit._errors import StoreUnavailable
 from elicitkit._fallback import render_pending
-from elicitkit.stores.base import FencedStore, Store
 
 __all__ = ["RunHost", "current_run"]
 
@@ -48,24 +49,12 @@ current_run: ContextVar[Run | None] = ContextVar("elicitkit_run", default=None)
 class RunHost:
     """Task groups for suspended bodies, one per lifespan entry, and the runs' life in them."""
 
-    def __init__(
-        self,
-        policy: Policy,
-        registry: Registry,
-        durability: Durability,
-        store: Store,
-        cluster: Cluster,
-        tasks: TaskBook,
-    ) -> None:
+    def __init__(self, policy: Policy, registry: Registry, records: Records, cluster: Cluster, tasks: TaskBook) -> None:
         self.policy = policy
         self.registry = registry
-        self.durability = durability
-        self.store = store
+        self.records = records
         self.cluster = cluster
         self.tasks = tasks
-        # A `FencedStore` deletes a run only while this node owns it, in one step. (Asked with `hasattr`: the
-        # store is wrapped, and protocol checks look past a wrapper's `__getattr__` on newer Pythons.)
-        self._fenced = hasattr(store, "delete_owned_run")
         # The lifespan's task group, found through the context its requests inherit (stdio,
         # in-memory clients, HTTP sessions), or else by the identity of the lifespan state.
         self._host_var: ContextVar[anyio.abc.TaskGroup | None] = ContextVar(f"elicitkit_host_{id(self)}", default=None)
@@ -104,15 +93,9 @@ class RunHost:
         task = _mcp.requested_task(rctx)
         host = self.host_for(rctx) if task is not None or self.policy.needs_host(rctx) else None
         hosting = Hosting.INLINE if host is None else Hosting.HOSTED
-        run = Run(
-            id=new_id(),
-            tool=tool,
-            principal=_mcp.principal(rctx),
-            mrtr=_mcp.is_mrtr(rctx.protocol_version),
-            hosting=hosting,
-        )
+        principal, mrtr = _mcp.principal(rctx), _mcp.is_mrtr(rctx.protocol_version)
+        run = Run(new_id(), tool, principal, mrtr=mrtr, hosting=hosting, arguments=arguments)
         self.registry.runs[run.id] = run
-        run.arguments = arguments
         if host is None:
             token = current_run.set(run)
             try:
@@ -127,7 +110,6 @@ class RunHost:
             record = await self.tasks.start(run, task)
             host.start_soon(self.drive, run, rctx, call_next)
             return self.tasks.created(run, record, legacy=True)
-        run.rctx = rctx
         host.start_soon(self.drive, run, rctx, call_next)
         return await self.await_outcome(run, rctx)
 
@@ -136,7 +118,7 @@ class RunHost:
     ) -> None:
         """A task's run is in no process that is alive (a restart, a crash): take it over and replay it here."""
         principal = _mcp.principal(rctx)
-        found = await self.durability.load_run(run_id, principal)
+        found = await self.records.load_run(run_id, principal)
         host = self.host_for(rctx)
         if found is None:
             await self.tasks.lost(run_id, principal, task)
@@ -146,22 +128,27 @@ class RunHost:
         owner, record = found
         if owner != self.policy.node and await self.cluster.alive(owner):
             return  # its node is alive and holds it
-        if owner != self.policy.node and not await self.store.claim_run(run_id, owner, self.policy.node):
+        if not await self.records.claim_run(run_id, owner):
             return  # another node took it over first
-        journal = await self.durability.journal(run_id, principal)
+        journal = await self.records.journal(run_id, principal)
         if self.registry.runs.get(run_id) is not None:
             return  # another request brought it back meanwhile
-        run = self._rebuilt(run_id, principal, record)  # registered only once it can be driven at once
-        run.journal = journal
-        self.tasks.adopt(run, task)
+        run = self._rebuilt(run_id, principal, record, journal)  # registered only once it can be driven at once
+        run.become_task(task)
         logger.info("Resuming task %s of tool %r from %d journal entries", run_id, record.tool, len(run.journal))
         host.start_soon(self.drive, run, self._body_context(rctx, record), call_next)
 
-    def _rebuilt(self, run_id: str, principal: str | None, record: RunRecord) -> Run:
-        run = Run(id=run_id, tool=record.tool, principal=principal, mrtr=record.mrtr, hosting=Hosting.HOSTED)
-        run.arguments = record.arguments
-        run.rebuilt = True
-        run.stored = True
+    def _rebuilt(self, run_id: str, principal: str | None, record: RunRecord, journal: dict[int, Entry]) -> Run:
+        """A run an earlier copy began (a restart, a takeover), replayed from its journal."""
+        run = Run(
+            run_id,
+            record.tool,
+            principal,
+            mrtr=record.mrtr,
+            hosting=Hosting.HOSTED,
+            arguments=record.arguments,
+            journal=journal,
+        )
         self.registry.runs[run_id] = run
         return run
 
@@ -185,11 +172,9 @@ class RunHost:
         host = self.host_for(rctx)
         if host is None:
             raise refusals.ended()
-        journal = await self.durability.journal(run_id, principal)
-        run = self._rebuilt(run_id, principal, record)
-        run.journal = journal
+        journal = await self.records.journal(run_id, principal)
+        run = self._rebuilt(run_id, principal, record, journal)
         logger.info("Replaying run %s of tool %r from %d journal entries", run_id, record.tool, len(run.journal))
-        run.rctx = rctx
         host.start_soon(self.drive, run, self._body_context(rctx, record), call_next)
         return await self.await_outcome(run, rctx)
 
@@ -229,7 +214,7 @@ class RunHost:
             if run.task:
                 run.mark_picked()  # `tasks/result` waits for this: the outcome is in the task's record now
             for question in list(run.pending.values()):
-                question.resolve_cancelled()
+                question.cancel()
             self.registry.release(run)
             if finished and run.stored and not run.stale:
                 # Shutdown is the other way out: then the records stay, and a restart replays the run.
@@ -239,33 +224,26 @@ class RunHost:
     async def _forget(self, run: Run) -> None:
         """Delete a finished run's records, unless another node has taken the run over."""
         try:
-            if self._fenced:
-                await cast(FencedStore, self.store).delete_owned_run(run.id, self.policy.node)  # fenced by the store
-                return
-            found = await self.store.get_run(run.id)
-            if found is None or found[0] == self.policy.node:
-                await self.store.delete_run(run.id)
+            await self.records.forget_run(run.id)
         except StoreUnavailable:
             logger.warning("Could not delete finished run %s; it expires on its own", run.id)
 
     async def await_outcome(self, run: Run, rctx: ServerRequestContext[Any, Any] | None) -> HandlerResult:
         """Wait for the run's next outcome on behalf of a request (None: a request forwarded from another node)."""
         self.registry.unpark(run)
-        run.rctx = rctx
         outcome: Final | list[Question] | Literal["task"] | None = None
         try:
-            if run.awaiting_pages:
-                # While the person is on one of our pages, a request waits a bounded time, then comes back later.
-                with anyio.move_on_after(self.policy.url_wait):
+            with run.awaited_by(rctx):
+                if run.awaiting_pages:
+                    # While the person is on one of our pages, a request waits a bounded time, then comes back.
+                    with anyio.move_on_after(self.policy.url_wait):
+                        outcome = await run.next_outcome()
+                else:
                     outcome = await run.next_outcome()
-            else:
-                outcome = await run.next_outcome()
         except anyio.get_cancelled_exc_class():
             # The caller went away (cancelled or disconnected): so does the run.
             run.scope.cancel()
             raise
-        finally:
-            run.rctx = None
         if outcome is None and run.final is not None:
             outcome = run.final  # the body ended as the wait ran out: nobody else will take its result
         if outcome is None:
@@ -311,9 +289,8 @@ class RunHost:
         while len(parked) > limit:
             oldest = parked.pop(next(iter(parked)))
             if self._can_hibernate(oldest):
-                oldest.hibernated = True
+                oldest.hibernate()
                 self.registry.release(oldest)  # from now on its requests find it in the store, and replay it
-                oldest.scope.cancel()
 
     def _can_hibernate(self, run: Run) -> bool:
         """Whatever answers `run` now is journaled, and its next request replays it (not so for channels, tasks,
@@ -321,10 +298,7 @@ class RunHost:
         if run.rctx is not None or run.final is not None or run.ending or run.task or run.task_wanted:
             return False
         return bool(run.pending) and all(
-            q.route in ("mrtr", "llm")
-            and q.via is None
-            and not q.acknowledged
-            and self.durability.keeps(q.secret_fields)
+            q.route in ("mrtr", "llm") and q.via is None and not q.acknowledged and self.records.keeps(q.secret_fields)
             for q in run.pending.values()
         )
 
@@ -348,4 +322,4 @@ class RunHost:
 
     async def store_run(self, run: Run) -> None:
         """Write (or renew) the run's record; a store outage then fails the request cleanly (`store_unavailable`)."""
-        await self.durability.keep_run(run, self.policy.run_expiry)
+        await self.records.keep_run(run, self.policy.run_expiry)

@@ -1,8 +1,8 @@
 """The `tools/call` and `tools/list` middleware: the one entry from the SDK into the engine.
 
 A call is one of three things: an answer for the model fallback's system
-tool, a 2026-07-28 retry carrying elicitkit's `requestState` (both go to the
-inbox), or a new call (the run host starts it). Store trouble becomes an
+tool, a 2026-07-28 retry carrying elicitkit's `requestState` (both go to
+`Answers`, and through the door), or a new call (the run host starts it). Store trouble becomes an
 error the client can act on.
 """
 
@@ -18,9 +18,11 @@ from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND
 
 from elicitkit import _mcp
 from elicitkit._core.codec import is_ours
+from elicitkit._core.kinds import Answer
 from elicitkit._engine import refusals
+from elicitkit._engine.answers import Answers
+from elicitkit._engine.door import Arrival
 from elicitkit._engine.host import RunHost
-from elicitkit._engine.inbox import Inbox
 from elicitkit._engine.policy import Policy
 from elicitkit._engine.tasks import (
     EXTENSION,
@@ -39,10 +41,10 @@ logger = logging.getLogger("elicitkit")
 
 
 class ToolsMiddleware:
-    def __init__(self, policy: Policy, host: RunHost, inbox: Inbox) -> None:
+    def __init__(self, policy: Policy, host: RunHost, answers: Answers) -> None:
         self.policy = policy
         self.host = host
-        self.inbox = inbox
+        self.answers = answers
         self.tasks = host.tasks
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
@@ -68,9 +70,9 @@ class ToolsMiddleware:
         name = str(params.get("name", ""))
         try:
             if self.policy.uses_model and name == self.policy.fallback_tool:
-                return await self.inbox.fallback_answer(ctx, params.get("arguments"), call_next)
+                return await self.answers.fallback_answer(ctx, params.get("arguments"), call_next)
             if is_ours(params.get("requestState")):
-                return await self.inbox.retry(ctx, params, call_next)
+                return await self.answers.retry(ctx, params, call_next)
             arguments = params.get("arguments")
             arguments = dict(arguments) if isinstance(arguments, Mapping) else {}
             return await self.host.start(ctx, name, arguments, call_next)
@@ -105,10 +107,7 @@ class ToolsMiddleware:
             responses = (ctx.params or {}).get("inputResponses")
             if record["status"] in TERMINAL:
                 return done  # nothing is outstanding any more: ignored, as the spec says of unknown keys
-            if run is None:
-                await self.tasks.forward(ctx, task_id, {"op": "task_update", "responses": responses})
-            else:
-                await self.tasks.update(run, responses)
+            await self.answers.take(Arrival("task", _mcp.principal(ctx), _task_answers(responses), run_id=task_id))
             return done
         if method == "tasks/cancel":
             if record["status"] in TERMINAL:
@@ -156,3 +155,15 @@ class ToolsMiddleware:
             raise MCPError(code=INVALID_PARAMS, message=f"Task {task_id!r} was cancelled")
         error = record.get("error") or {}
         raise MCPError(code=int(error.get("code", -32603)), message=str(error.get("message", "The tool failed")))
+
+
+def _task_answers(responses: Any) -> dict[str, Answer]:
+    """A `tasks/update`'s `inputResponses`, by input request; entries that are not results are left out (the spec
+    says unknown keys are ignored, and a task's client may send them)."""
+    if not isinstance(responses, Mapping):
+        return {}
+    answers = {}
+    for key, raw in responses.items():
+        if isinstance(raw, Mapping):
+            answers[str(key)] = Answer(str(raw.get("action", "cancel")), raw.get("content"))
+    return answers

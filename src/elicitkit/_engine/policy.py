@@ -11,7 +11,7 @@ from mcp.server.context import ServerRequestContext
 from elicitkit import _mcp
 from elicitkit._clients import ClientOverride, modes_for
 from elicitkit._core.kinds import Mode
-from elicitkit._engine.run import Question
+from elicitkit._engine.question import Question
 from elicitkit._fallback import Fallback
 
 __all__ = ["Policy"]

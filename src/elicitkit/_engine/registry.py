@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-from elicitkit._engine.run import Question, Run
+from elicitkit._engine.question import Question
+from elicitkit._engine.run import Run
 
 __all__ = ["Registry"]
 
 
 class Registry:
-    """Runs by id, open questions by id (fallback and page questions), and each session's open question."""
+    """Runs by id, the questions an answer may name by id, and each session's open question."""
 
     def __init__(self) -> None:
         self.runs: dict[str, Run] = {}
-        self.by_elicit_id: dict[str, Question] = {}
-        """Questions the model answers through the fallback tool, by question id."""
-        self.url_questions: dict[str, Question] = {}
-        """Open URL questions that elicitkit's pages or callbacks complete, by question id."""
-        self.channel_questions: dict[str, Question] = {}
-        """Open questions on human channels, by question id."""
+        self.answerable: dict[str, Question] = {}
+        """Open questions answered from outside their run's requests, by the id an answer names: the model's
+        `elicitId`, a page link's question, a channel message's question."""
         self.stopping = 0
         """How many of the server's lifespans are shutting down now (runs cancelled then keep what they await)."""
         self.parked: dict[str, Run] = {}
@@ -44,20 +42,30 @@ class Registry:
         if self.parked.get(run.id) is run:
             del self.parked[run.id]
 
-    def claim_session(self, key: object, question: Question) -> None:
-        """Make `question` the session's one open question; the previous one is cancelled."""
+    def track(self, key: str, question: Question) -> None:
+        """Answers naming `key` go to `question` from now on."""
+        self.answerable[key] = question
+
+    def untrack(self, key: str, question: Question) -> None:
+        if self.answerable.get(key) is question:
+            del self.answerable[key]
+
+    def claim_session(self, question: Question) -> None:
+        """Make `question` its session's one open question; the previous one is cancelled."""
+        key = question.caller[1]
         if key is None:
             return
-        question.session = key
         previous = self._session_questions.get(key)
         self._session_questions[key] = question
         if previous is not None:
-            previous.resolve_cancelled()
+            previous.cancel()
 
     def forget(self, question: Question) -> None:
-        if question.owner is not None:
-            question.owner.pending.pop(question.id, None)
-        self.by_elicit_id.pop(question.id, None)
-        self.url_questions.pop(question.id, None)
-        if question.session is not None and self._session_questions.get(question.session) is question:
-            del self._session_questions[question.session]
+        """`question` is closed (answered, timed out, withdrawn): nothing reaches it any more."""
+        run = self.runs.get(question.run_id) if question.run_id is not None else None
+        if run is not None:
+            run.closed(question)
+        self.untrack(question.id, question)
+        key = question.caller[1]
+        if key is not None and self._session_questions.get(key) is question:
+            del self._session_questions[key]

@@ -9,15 +9,17 @@
 - `ChannelRoute` (in `channel_route`): a human channel (web inbox, Slack, Discord, Teams).
 
 Each route puts the question and returns once it has an answer; `Asker`
-chooses the route, bounds the wait and cleans up, the same way for all.
+chooses the route (`_core.routing`), bounds the wait and cleans up, the same
+way for all. A reply the route receives itself (the client's, the handler's)
+goes through the door like every other answer.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import suppress
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import anyio
 from mcp.server.context import ServerRequestContext
@@ -26,12 +28,16 @@ from mcp.shared.exceptions import MCPError, NoBackChannelError
 from pydantic import ValidationError
 
 from elicitkit import _mcp
-from elicitkit._core.journal import Entry, digest_of, reusable_answer
+from elicitkit._core.journal import reusable_answer
 from elicitkit._core.kinds import Answer, RouteName
-from elicitkit._engine.journal import Durability
+from elicitkit._core.replies import Ruling, Source
+from elicitkit._core.routing import NoRoute, RouteFacts, choose_route, explain
+from elicitkit._engine.door import Arrival, Door, Live
 from elicitkit._engine.policy import Policy
+from elicitkit._engine.question import Question
+from elicitkit._engine.records import Records
 from elicitkit._engine.registry import Registry
-from elicitkit._engine.run import Question, Run
+from elicitkit._engine.run import Run
 from elicitkit._errors import (
     ElicitationClientError,
     ElicitationNotSupported,
@@ -40,11 +46,11 @@ from elicitkit._errors import (
     Problem,
 )
 from elicitkit._fallback import PendingQuestion
-from elicitkit.stores.base import Store
 
-__all__ = ["Asker", "keep_alive", "offer_task", "wants_progress"]
+__all__ = ["Asker", "keep_alive", "offer_task", "wants_progress", "while_alive"]
 
 KEEPALIVE_MESSAGE = "Waiting for a person to answer"
+T = TypeVar("T")
 logger = logging.getLogger("elicitkit")
 
 
@@ -77,19 +83,27 @@ def offer_task(run: Run) -> None:
         run.want_task()
 
 
+async def _reply(door: Door, source: Source, run: Run | None, question: Question, answer: Answer) -> Ruling:
+    """Take the reply the route received itself through the door; what it did to the question."""
+    arrival = Arrival(source, question.caller[0], {question.id: answer})
+    return (await door.take(Live(run, {question.id: question}), arrival)).ruling
+
+
 class NativeRoute:
     name: RouteName = "native"
     tracked = True
 
-    def __init__(self, keepalive: float | None) -> None:
+    def __init__(self, keepalive: float | None, door: Door) -> None:
         self.keepalive = keepalive
+        self.door = door
 
     async def put(
         self, ctx: Context[Any, Any], rctx: ServerRequestContext[Any, Any], run: Run | None, question: Question
     ) -> None:
         task = run is not None and run.task
+        withdraw = question.withdrawing
         if run is not None:
-            run.pending[question.id] = question
+            run.hold(question)
         await question.reached("sent")
         while True:
             if task:
@@ -97,13 +111,13 @@ class NativeRoute:
                 # `tasks/result` request the client sends for it (the call itself has returned the task).
                 assert run is not None
                 rctx = await run.attached()
+            question.withdrawable(withdraw)
             answer = await self._send(rctx, question, run.id if task and run is not None else None)
-            verdict = question.judge(answer)
-            if verdict.answers:
-                question.scope = None  # answered: nothing to withdraw any more
-            if question.take(answer, verdict):
-                return
-            if verdict.problems is None:
+            question.withdrawable(None)  # the request has its reply: nothing to withdraw
+            ruling = await _reply(self.door, "client", run, question, answer)
+            if not question.is_open:
+                return  # answered, or out of attempts
+            if ruling is Ruling.ACKNOWLEDGES:
                 # The person agreed to open our page; the answer comes when they submit it there.
                 await question.wait()
                 return
@@ -124,10 +138,7 @@ class NativeRoute:
             if self.keepalive is None or not wants_progress(rctx):
                 result = await send
             else:
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(keep_alive, rctx, self.keepalive)
-                    result = await send
-                    tg.cancel_scope.cancel()
+                result = await while_alive(rctx, self.keepalive, send)
         except NoBackChannelError:
             raise ElicitationNotSupported("This connection cannot carry a request to the client") from None
         except MCPError as exc:
@@ -139,22 +150,22 @@ class NativeRoute:
 
 
 class MrtrRoute:
-    """The question rides the run's next outcome; the inbox resolves it when the retry (or a page) answers."""
+    """The question rides the run's next outcome; the door resolves it when the retry (or a page) answers."""
 
     name: RouteName = "mrtr"
     tracked = True
 
-    def __init__(self, policy: Policy, durability: Durability) -> None:
+    def __init__(self, policy: Policy, records: Records) -> None:
         self.policy = policy
-        self.durability = durability
+        self.records = records
 
     async def put(
         self, ctx: Context[Any, Any], rctx: ServerRequestContext[Any, Any], run: Run | None, question: Question
     ) -> None:
         assert run is not None
-        await self.durability.save_pending(run.id, run.principal, question, self.policy.wall_expiry(question))
+        await self.records.save_pending(run, question, self.policy.wall_expiry(question))
         await question.reached("stored")
-        if question.task and self.name == "mrtr":
+        if question.asked.task and self.name == "mrtr":
             offer_task(run)  # before the question is handed out, so the waiting request gets the task instead
         run.ask(question)
         await question.reached("sent")
@@ -166,14 +177,14 @@ class ModelRoute(MrtrRoute):
 
     name: RouteName = "llm"
 
-    def __init__(self, policy: Policy, durability: Durability, registry: Registry) -> None:
-        super().__init__(policy, durability)
+    def __init__(self, policy: Policy, records: Records, registry: Registry) -> None:
+        super().__init__(policy, records)
         self.registry = registry
 
     async def put(
         self, ctx: Context[Any, Any], rctx: ServerRequestContext[Any, Any], run: Run | None, question: Question
     ) -> None:
-        self.registry.by_elicit_id[question.id] = question
+        self.registry.track(question.id, question)
         await super().put(ctx, rctx, run, question)
 
 
@@ -181,9 +192,9 @@ class HandlerRoute:
     name: RouteName = "handler"
     tracked = False
 
-    def __init__(self, policy: Policy, durability: Durability) -> None:
+    def __init__(self, policy: Policy, door: Door) -> None:
         self.policy = policy
-        self.durability = durability
+        self.door = door
 
     async def put(
         self, ctx: Context[Any, Any], rctx: ServerRequestContext[Any, Any], run: Run | None, question: Question
@@ -194,14 +205,10 @@ class HandlerRoute:
             message, schema = question.wire_message, question.schema.wire
             pending = PendingQuestion(question.id, message, schema, question.expires_wall())
             result = await self.policy.fallback(ctx, pending)
-            answer = Answer(result.action, result.content)
-            verdict = question.judge(answer)
-            if verdict.answers and run is not None and run.hosted:
-                entry = Entry.of_answer(question.digest, answer)
-                await self.durability.record(run.id, run.principal, question.seq, entry)
-            if question.take(answer, verdict):
+            ruling = await _reply(self.door, "handler", run, question, Answer(result.action, result.content))
+            if not question.is_open:
                 return
-            if verdict.problems is None:
+            if ruling is Ruling.ACKNOWLEDGES:
                 await question.wait()  # a link to our page: the page carries the answer
                 return
 
@@ -209,51 +216,41 @@ class HandlerRoute:
 class Asker:
     """Puts a tool body's question to the person on the route its client allows, and waits for the answer."""
 
-    def __init__(
-        self, policy: Policy, registry: Registry, durability: Durability, store: Store, channel: Replaying
-    ) -> None:
+    def __init__(self, policy: Policy, registry: Registry, records: Records, door: Door, channel: Replaying) -> None:
         self.policy = policy
         self.registry = registry
-        self.store = store
-        self.native = NativeRoute(policy.keepalive)
-        self.mrtr = MrtrRoute(policy, durability)
-        self.model = ModelRoute(policy, durability, registry)
-        self.handler = HandlerRoute(policy, durability)
+        self.records = records
+        self.native = NativeRoute(policy.keepalive, door)
+        self.mrtr = MrtrRoute(policy, records)
+        self.model = ModelRoute(policy, records, registry)
+        self.handler = HandlerRoute(policy, door)
         self.channel = channel
 
     def choose(self, rctx: ServerRequestContext[Any, Any], run: Run | None, question: Question) -> Route:
         """The route for `question`, or `ElicitationNotSupported` when none reaches the person."""
-        hosted = run is not None and run.hosted
-        what = "links (URL mode)" if question.mode == "url" else "elicitation forms"
         fallback = self.policy.fallback
-        if question.via is not None:
-            if run is None:
-                raise ElicitationNotSupported(
-                    "A question for a channel must be asked from a tool called through the server that "
-                    "Elicitation(server) is attached to"
-                )
-            return self.channel
-        if run is not None and run.task and not run.mrtr and question.mode in self.policy.client_modes(rctx):
-            return self.native  # a 2025-11-25 task asks its client through the `tasks/result` it sends
-        if self.policy.native_possible(rctx, question.mode):
-            if not _mcp.is_mrtr(rctx.protocol_version):
-                return self.native
-            if not hosted:
-                raise ElicitationNotSupported(
-                    "On MCP 2026-07-28 a question can only be asked from a tool called through the server "
-                    "that Elicitation(server) is attached to, while the server's lifespan is running"
-                )
-            return self.mrtr
-        if fallback == "error":
-            raise ElicitationNotSupported(f"The client did not declare that it can show {what}")
-        if fallback == "llm":
-            if not hosted:
-                raise ElicitationNotSupported(
-                    f"The client cannot show {what}, and the fallback route needs the tool to run "
-                    "through the server that Elicitation(server) is attached to, while its lifespan is running"
-                )
-            return self.model
-        return self.handler
+        facts = RouteFacts(
+            mode=question.mode,
+            to_channel=question.via is not None,
+            in_run=run is not None,
+            hosted=run is not None and run.hosted,
+            legacy_task=run is not None and run.task and not run.mrtr,
+            client_shows=question.mode in self.policy.client_modes(rctx),
+            can_send=rctx.session.can_send_request,
+            mrtr=_mcp.is_mrtr(rctx.protocol_version),
+            fallback=fallback if fallback == "llm" or fallback == "error" else "handler",
+        )
+        chosen = choose_route(facts)
+        if isinstance(chosen, NoRoute):
+            raise ElicitationNotSupported(explain(chosen, question.mode))
+        routes: dict[RouteName, Route] = {
+            "native": self.native,
+            "mrtr": self.mrtr,
+            "llm": self.model,
+            "handler": self.handler,
+            "channel": self.channel,
+        }
+        return routes[chosen]
 
     async def ask(
         self,
@@ -276,17 +273,17 @@ class Asker:
         own = own if own is not None else _mcp.request_context(ctx)
         # A hosted run asks through whichever request is waiting for it now (the latest retry).
         rctx = run.rctx if run is not None and run.hosted and run.rctx is not None else own
-        question.owner = run
+        if run is not None:
+            question.place(run, run.advance() if run.hosted else 0)
         if run is not None and run.hosted:
-            question.seq = run.advance()
-            question.digest = digest_of(question.message, question.schema.wire)
             entry = run.journal.get(question.seq)
             replayed = reusable_answer(entry, question.digest)
             if replayed is not None:
-                question.replayed = True
                 # The route it would take now, so hooks and the audit trail filter a replay like the original.
+                route_name = None
                 with suppress(ElicitationNotSupported):
-                    question.route = self.choose(rctx, run, question).name
+                    route_name = self.choose(rctx, run, question).name
+                question.from_journal(replayed, route_name)
                 if question.via is not None and run.rebuilt:
                     await self.channel.settle(run, question, replayed)
                 return replayed
@@ -296,22 +293,21 @@ class Asker:
                     run.id,
                     question.seq,
                 )
-        question.caller = (_mcp.principal(rctx), _mcp.session_key(rctx))
         route = self.choose(rctx, run, question)
-        question.route = route.name
+        question.put(route.name, (_mcp.principal(rctx), _mcp.session_key(rctx)))
         if route.tracked:
             if self.policy.one_pending_per_session:
-                self.registry.claim_session(_mcp.session_key(rctx), question)
+                self.registry.claim_session(question)
             if question.observable:
-                self.registry.url_questions[question.id] = question
+                self.registry.track(question.id, question)
         try:
             # One scope per question: its deadline is the timeout, and cancelling it withdraws the question.
             with anyio.CancelScope(deadline=question.expires_at) as scope:
                 if route is self.native:
-                    question.scope = scope
+                    question.withdrawable(scope)
                 await route.put(ctx, rctx, run, question)
         finally:
-            question.scope = None
+            question.withdrawable(None)
             self.registry.forget(question)
             if run is not None and run.hosted and route.name in ("mrtr", "llm") and question.mode == "form":
                 # The stored record must not outlive the question: its elicitId must stop working. (A link's
@@ -329,9 +325,9 @@ class Asker:
         return question.answer
 
     async def _close_record(self, run: Run, question: Question) -> None:
-        if not run.hibernated and not question.record_closed:
+        if not run.hibernated and not question.record_gone:
             with anyio.CancelScope(shield=True), suppress(Exception):
-                await self.store.delete_question(question.id)
+                await self.records.delete_question(question.id)
 
 
 def wants_progress(rctx: ServerRequestContext[Any, Any]) -> bool:
@@ -343,11 +339,42 @@ async def keep_alive(
     rctx: ServerRequestContext[Any, Any], interval: float, waiting: Callable[[], bool] = lambda: True
 ) -> None:
     """Progress notifications while the person thinks, so clients that reset their timeout on progress wait;
-    they stop once `waiting()` says the request no longer waits."""
+    they stop once `waiting()` says the request no longer waits. A notification that cannot be sent (the
+    client went away) ends them: it is never the question's failure."""
     beat = 0
     while True:
         await anyio.sleep(interval)
         if not waiting():
             return
         beat += 1
-        await rctx.session.report_progress(beat, None, KEEPALIVE_MESSAGE)
+        try:
+            await rctx.session.report_progress(beat, None, KEEPALIVE_MESSAGE)
+        except Exception as exc:
+            logger.debug("Stopped keepalives for a request that cannot take them (%s)", type(exc).__name__)
+            return
+
+
+async def while_alive(
+    rctx: ServerRequestContext[Any, Any],
+    interval: float,
+    awaitable: Awaitable[T],
+    waiting: Callable[[], bool] = lambda: True,
+) -> T:
+    """Await `awaitable` while keepalives go to `rctx`; its own outcome (value or exception) comes back as it is.
+
+    (A task group would wrap an exception the awaitable raises in an `ExceptionGroup`, and the caller's
+    `except MCPError` would never see the client's error reply.)
+    """
+    outcome: list[T] = []
+    failure: list[BaseException] = []
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(keep_alive, rctx, interval, waiting)
+        try:
+            outcome.append(await awaitable)
+        except BaseException as exc:  # carried out of the group as it is, cancellation included
+            failure.append(exc)
+        finally:
+            tg.cancel_scope.cancel()
+    if failure:
+        raise failure[0]
+    return outcome[0]

@@ -1,41 +1,36 @@
-"""Runs and questions: the in-memory state of tool bodies that wait for people.
+"""Runs: the in-memory state of tool bodies that wait for people.
 
 A `Run` is one execution of a tool body. On 2026-07-28 it outlives the MCP
 request that started it: the body keeps running in its own task while each
 request (the first call, then every retry) waits for the run's *next outcome*
-— a final result, or the questions to hand back to the client.
+— a final result, or the questions to hand back to the client. A run's fields
+change only through its own methods (its transitions).
 """
 
 from __future__ import annotations
 
 import inspect
 import math
-import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import anyio
 import anyio.lowlevel
-from mcp_types import ElicitRequestFormParams, ElicitRequestURLParams
 
-from elicitkit import _mcp
-from elicitkit._core.kinds import Answer, Hosting, Mode, QuestionState, RouteName, Stage, new_id, only_acknowledges
+from elicitkit._core.journal import Entry
+from elicitkit._core.kinds import Hosting
 from elicitkit._core.rounds import Round
+from elicitkit._engine.question import Question
 from elicitkit._engine.wake import Wake
-from elicitkit._errors import InvalidElicitationContent
-from elicitkit._schema import FormSchema, to_data
-from elicitkit.channels.base import Responder, Via
 
-__all__ = ["MAX_ATTEMPTS", "Answer", "Final", "Question", "Run", "Verdict", "call", "new_id"]
+__all__ = ["Final", "Run", "call"]
 
 # Scheduler turns a request lets pass after a question appears, so that sibling tasks
 # of the same body post theirs into the same round; more while new ones keep coming.
 _BATCH_TURNS = 3
 _BATCH_TURNS_MAX = 20
-
-MAX_ATTEMPTS = 3
-"""Answers that break the schema a question takes before `elicit` raises `InvalidElicitationContent`."""
 
 
 async def call(fn: Callable[[], Any]) -> Any:
@@ -48,176 +43,6 @@ async def call(fn: Callable[[], Any]) -> Any:
 
 
 @dataclass(frozen=True, slots=True)
-class Verdict:
-    """What a reply does to its question: answers it, only acknowledges it (a link to elicitkit's page), or
-    is refused (`problems`: it broke the schema)."""
-
-    answers: bool
-    problems: InvalidElicitationContent | None = None
-
-
-_ACKNOWLEDGES = Verdict(answers=False)
-_ANSWERS = Verdict(answers=True)
-
-
-@dataclass(eq=False, slots=True)
-class Question:
-    """One elicitation waiting for its answer."""
-
-    id: str
-    message: str
-    schema: FormSchema
-    expires_at: float
-    owner: Run | None = None
-    seq: int = 0
-    """Position in the run's journal."""
-    digest: str = ""
-    """Digest of the question asked (message and schema), pinning its journaled answer."""
-    mode: Mode = "form"
-    url: str | None = None
-    observable: bool = False
-    """A URL question elicitkit's own page or callback completes (the client's accept only acknowledges it)."""
-    state: QuestionState = QuestionState.OPEN
-    secret_fields: tuple[str, ...] = ()
-    content_private: bool = False
-    """Its answer is a third party's callback (`url_flow`): the audit trail records the parameters' names only."""
-    route: RouteName | None = None
-    """Set when the question is put (None before, and when answered from the journal)."""
-    caller: tuple[str | None, object] = (None, None)
-    """(principal, session) of the request that asked it; only the same caller may answer by elicitId."""
-    session: object = None
-    answer: Answer | None = None
-    failure: InvalidElicitationContent | None = None
-    """Set when every attempt broke the schema: `elicit` raises it."""
-    refusals: int = 0
-    """Answers refused so far for breaking the schema."""
-    last_problems: str = ""
-    scope: anyio.CancelScope | None = None
-    """Set while a native request is in flight, so the question can be withdrawn."""
-    replayed: bool = False
-    """Answered from the run's journal (a replay): not asked again."""
-    record_closed: bool = False
-    """Its stored record went with the round that answered it: nothing to delete when it closes."""
-    via: Via | None = None
-    """The human channel the question goes to instead of the client (None: the client, as it allows)."""
-    responder: Responder | None = None
-    """Who answered on a channel."""
-    task: bool = False
-    """Asked with `task=True`: on 2026-07-28 its call becomes a task the client polls (where it takes tasks)."""
-    watcher: Callable[[Question, Stage], Awaitable[None] | None] | None = None
-    """Told once per stage the question reaches on its route (the front's hooks and audit); it returns
-    something to await only when there is (an async hook)."""
-    _reached: tuple[Stage, ...] = ()
-    _checked: tuple[Any, Any] | None = None
-    """The accepted content `judge` found valid and the typed answer built from it, so it is built once."""
-    _answered: Wake | None = None
-
-    async def reached(self, stage: Stage) -> None:
-        """The route got the question to `stage`; the watcher hears of each stage once."""
-        if self.watcher is not None and stage not in self._reached:
-            self._reached = (*self._reached, stage)
-            pending = self.watcher(self, stage)
-            if pending is not None:
-                await pending
-
-    async def wait(self) -> None:
-        """Wait for `resolve` (the 2026-07-28 route, where the answer arrives with a retry)."""
-        if self.answer is None:
-            self._answered = Wake()
-            await self._answered.wait()
-
-    @property
-    def acknowledged(self) -> bool:
-        """The client accepted a link to elicitkit's page; the page will carry the answer."""
-        return self.state is QuestionState.ACKNOWLEDGED
-
-    def acknowledge(self) -> None:
-        if self.state is QuestionState.OPEN:
-            self.state = QuestionState.ACKNOWLEDGED
-
-    def expires_wall(self) -> float:
-        """`expires_at` (an event-loop deadline) in seconds since the epoch, for stores and wire formats."""
-        return time.time() + (self.expires_at - anyio.current_time())
-
-    @property
-    def wire_message(self) -> str:
-        """The message as sent: after a refused answer, it says what was wrong."""
-        if self.refusals and self.failure is None:
-            return f"{self.message}\n\n(The last answer was refused: {self.last_problems}. Please answer again.)"
-        return self.message
-
-    def wire_params(self, version: str | None = None) -> ElicitRequestFormParams | ElicitRequestURLParams:
-        """How the question goes on the wire: in an `InputRequiredResult` or a task (2025-11-25 URL questions
-        carry their `elicitationId`)."""
-        if self.mode == "url":
-            assert self.url is not None
-            if version is not None and not _mcp.is_mrtr(version):
-                return ElicitRequestURLParams(
-                    mode="url", message=self.wire_message, url=self.url, elicitation_id=self.id
-                )
-            return ElicitRequestURLParams(mode="url", message=self.wire_message, url=self.url)
-        return ElicitRequestFormParams(message=self.wire_message, requested_schema=self.schema.requested(version))
-
-    def judge(self, answer: Answer) -> Verdict:
-        """The one rule for every route: a link's accept only acknowledges; an accept must fit the schema."""
-        if only_acknowledges(self.observable, answer.action):
-            return _ACKNOWLEDGES
-        if self.mode == "url" or answer.action != "accept":
-            return _ANSWERS  # a link's reply carries no content (elicitkit's pages check theirs before posting)
-        try:
-            data = to_data(self.schema, answer.content)
-        except InvalidElicitationContent as problems:
-            return Verdict(answers=False, problems=problems)
-        self._checked = (answer.content, data)
-        return _ANSWERS
-
-    def data_of(self, content: Any) -> Any:
-        """The typed answer for accepted `content`: the one `judge` built, else built now (a journaled answer)."""
-        checked = self._checked
-        if checked is not None and checked[0] is content:
-            return checked[1]
-        return to_data(self.schema, content)
-
-    def take(self, answer: Answer, verdict: Verdict | None = None) -> bool:
-        """Apply a reply by its verdict; True when the question is closed (answered, or out of attempts)."""
-        verdict = verdict or self.judge(answer)
-        if verdict.answers:
-            self.resolve(answer)
-            return True
-        if verdict.problems is None:
-            self.acknowledge()
-            return False
-        return self.refuse(verdict.problems)
-
-    def refuse(self, problems: InvalidElicitationContent) -> bool:
-        """Count a reply that broke the schema; True when that was the last attempt (then `elicit` raises)."""
-        self.refusals += 1
-        self.last_problems = "; ".join(str(p) for p in problems.problems)
-        if self.refusals < MAX_ATTEMPTS:
-            return False
-        self.failure = problems
-        self.resolve(Answer("accept"))
-        return True
-
-    def resolve_cancelled(self) -> bool:
-        return self.resolve(Answer("cancel"))
-
-    def resolve(self, answer: Answer) -> bool:
-        """Deliver `answer`; False when the question already had one."""
-        if self.answer is not None:
-            return False
-        self.answer = answer
-        self.state = QuestionState.ANSWERED
-        if self.owner is not None:
-            self.owner.pending.pop(self.id, None)
-        if self._answered is not None:
-            self._answered.set()
-        if self.scope is not None:
-            self.scope.cancel()
-        return True
-
-
-@dataclass(frozen=True, slots=True)
 class Final:
     """How a run's body ended: a handler result, or the exception it raised."""
 
@@ -225,49 +50,87 @@ class Final:
     error: BaseException | None = None
 
 
-@dataclass(eq=False, slots=True)
 class Run:
     """One execution of a tool body and its open questions."""
 
-    id: str
-    tool: str
-    principal: str | None
-    mrtr: bool
-    pending: dict[str, Question] = field(default_factory=dict)
-    final: Final | None = None
-    hosting: Hosting = Hosting.INLINE
-    round: Round = field(default_factory=Round)
-    """The one-time nonce the next retry must echo."""
-    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
-    rctx: Any = None
-    """The request currently waiting for this run's next outcome (its context), if any."""
-    picked: bool = False
-    """True once a request has taken the final outcome."""
-    _picked: anyio.Event | None = None
-    arguments: dict[str, Any] = field(default_factory=dict)
-    rebuilt: bool = False
-    """This copy replays a run an earlier copy began (a restart, a takeover)."""
-    stale: bool = False
-    """Another node took this run over; this copy stops and leaves the records alone."""
-    stored: bool = False
-    """Its record is in the store (written once something outside this request may look for it)."""
-    hibernated: bool = False
-    """Evicted while it waited (`max_suspended`): its body stops, its records stay, and the answer replays it."""
-    journal: dict[int, Any] = field(default_factory=dict)
-    """Entries recorded before this body started (a replay); consulted by `elicit` and `step`."""
-    next_seq: int = 0
-    task: bool = False
-    """The run is an MCP task: clients poll it (`tasks/get`) instead of waiting for its outcome."""
-    task_record: dict[str, Any] | None = None
-    """The task's record as this node last wrote it (a task's status and outcome), guarded by `task_lock`."""
-    task_lock: anyio.Lock | None = None
-    _attached: anyio.Event | None = None
-    _waiting: tuple[Any, ...] = ()
-    """The requests waiting for this task (`tasks/result`), the latest last."""
-    task_wanted: bool = False
-    """The body asked on a human channel and the waiting client takes tasks: hand it a task now."""
-    # Created only while someone waits: 10,000 suspended runs should not carry idle events.
-    _changed: Wake | None = None
+    __slots__ = (
+        "_attached",
+        "_changed",
+        "_picked",
+        "_waiting",
+        "arguments",
+        "final",
+        "hibernated",
+        "hosting",
+        "id",
+        "journal",
+        "mrtr",
+        "next_seq",
+        "pending",
+        "picked",
+        "principal",
+        "rctx",
+        "rebuilt",
+        "round",
+        "scope",
+        "stale",
+        "stored",
+        "task",
+        "task_lock",
+        "task_record",
+        "task_wanted",
+        "tool",
+    )
+
+    def __init__(
+        self,
+        id: str,
+        tool: str,
+        principal: str | None,
+        *,
+        mrtr: bool,
+        hosting: Hosting = Hosting.INLINE,
+        arguments: dict[str, Any] | None = None,
+        journal: dict[int, Entry] | None = None,
+    ) -> None:
+        self.id = id
+        self.tool = tool
+        self.principal = principal
+        self.mrtr = mrtr
+        self.hosting = hosting
+        self.arguments: dict[str, Any] = arguments if arguments is not None else {}
+        self.journal: dict[int, Entry] = journal if journal is not None else {}
+        """Entries recorded before this body started (a replay); consulted by `elicit` and `step`."""
+        self.rebuilt = journal is not None
+        """This copy replays a run an earlier copy began (a restart, a takeover)."""
+        self.stored = self.rebuilt
+        """Its record is in the store (written once something outside its request may look for it)."""
+        self.pending: dict[str, Question] = {}
+        self.final: Final | None = None
+        self.round = Round()
+        """The one-time nonce the next retry must echo."""
+        self.scope = anyio.CancelScope()
+        self.rctx: Any = None
+        """The request currently waiting for this run's next outcome (its context), if any."""
+        self.picked = False
+        """True once a request has taken the final outcome."""
+        self.stale = False
+        """Another node took this run over; this copy stops and leaves the records alone."""
+        self.hibernated = False
+        """Evicted while it waited (`max_suspended`): its body stops, its records stay, and the answer replays it."""
+        self.next_seq = 0
+        self.task = False
+        """The run is an MCP task: clients poll it (`tasks/get`) instead of waiting for its outcome."""
+        self.task_record: dict[str, Any] | None = None
+        """The task's record as this node last wrote it (status and outcome), guarded by `task_lock`."""
+        self.task_lock: anyio.Lock | None = None
+        self.task_wanted = False
+        """The body asked on a human channel and the waiting client takes tasks: hand it a task now."""
+        self._picked: anyio.Event | None = None
+        self._attached: anyio.Event | None = None
+        self._waiting: tuple[Any, ...] = ()
+        # Created only while someone waits: 10,000 suspended runs should not carry idle events.
+        self._changed: Wake | None = None
 
     @property
     def hosted(self) -> bool:
@@ -278,6 +141,76 @@ class Run:
     def ending(self) -> bool:
         """Cancelled or expired: no new answer may enter."""
         return self.scope.cancel_called
+
+    # -- the body's side -------------------------------------------------------------------
+
+    def advance(self) -> int:
+        """The journal position of the body's next `elicit` or `step`."""
+        self.next_seq += 1
+        return self.next_seq
+
+    def ask(self, question: Question) -> None:
+        """An open question that rides the run's next outcome (the client or the model answers it)."""
+        self.pending[question.id] = question
+        self._notify()
+
+    def hold(self, question: Question) -> None:
+        """An open question answered elsewhere (a native request in flight, a channel)."""
+        self.pending[question.id] = question
+
+    def closed(self, question: Question) -> None:
+        """`question` has its answer (its own `resolve` says so)."""
+        if self.pending.get(question.id) is question:
+            del self.pending[question.id]
+
+    def finish(self, final: Final) -> None:
+        self.final = final
+        self._notify()
+
+    def want_task(self) -> None:
+        if not self.task:
+            self.task_wanted = True
+            self._notify()
+
+    def _notify(self) -> None:
+        if self._changed is not None:
+            self._changed.set()
+
+    # -- what the store and other nodes say --------------------------------------------------
+
+    def mark_stored(self) -> None:
+        """Its record is in the store: from now on its end deletes it."""
+        self.stored = True
+
+    def hibernate(self) -> None:
+        """Its body stops; its records stay for the answer's request to replay it."""
+        self.hibernated = True
+        self.scope.cancel()
+
+    def taken_over(self) -> None:
+        """Another node owns the run now: this copy stops and leaves the records to it."""
+        self.stale = True
+        self.scope.cancel()
+
+    def become_task(self, record: dict[str, Any]) -> None:
+        """The run is the task `record` describes; this node writes its record from now on (under `task_lock`)."""
+        self.task = True
+        self.task_record = record
+        self.task_lock = anyio.Lock()
+
+    def record_task(self, record: dict[str, Any]) -> None:
+        self.task_record = record
+
+    # -- the requests that wait for it -------------------------------------------------------
+
+    @contextmanager
+    def awaited_by(self, rctx: Any) -> Iterator[None]:
+        """`rctx` waits for the run's next outcome (None: a request forwarded from another node)."""
+        self.rctx = rctx
+        try:
+            yield
+        finally:
+            self.rctx = None
 
     def mark_picked(self) -> None:
         self.picked = True
@@ -312,31 +245,9 @@ class Run:
             await self._attached.wait()
         return self.rctx
 
-    def advance(self) -> int:
-        """The journal position of the body's next `elicit` or `step`."""
-        self.next_seq += 1
-        return self.next_seq
-
-    def ask(self, question: Question) -> None:
-        self.pending[question.id] = question
-        self._notify()
-
-    def finish(self, final: Final) -> None:
-        self.final = final
-        self._notify()
-
-    def _notify(self) -> None:
-        if self._changed is not None:
-            self._changed.set()
-
-    def want_task(self) -> None:
-        if not self.task:
-            self.task_wanted = True
-            self._notify()
-
     def client_questions(self) -> list[Question]:
         """The open questions the client itself answers (not those on channels, nor links it already opened)."""
-        return self._askable()
+        return [q for q in self.pending.values() if not q.acknowledged and q.via is None]
 
     async def next_outcome(self) -> Final | list[Question] | Literal["task"]:
         """Wait until the body finishes or has questions waiting (batching concurrent ones), or should be a task."""
@@ -345,7 +256,7 @@ class Run:
                 return self.final
             if self.task_wanted and not self.task:
                 return "task"
-            if self._askable():
+            if self.client_questions():
                 seen, turns = len(self.pending), 0
                 while self.final is None and turns < _BATCH_TURNS_MAX:
                     await anyio.lowlevel.checkpoint()
@@ -355,20 +266,18 @@ class Run:
                     seen = len(self.pending)
                 if self.final is not None:
                     return self.final
-                askable = self._askable()
+                askable = self.client_questions()
                 if askable:
                     return askable
             self._changed = Wake()
             await self._changed.wait()
 
-    def _askable(self) -> list[Question]:
-        """The questions the next outcome hands to the client (a channel's go elsewhere)."""
-        return [q for q in self.pending.values() if not q.acknowledged and q.via is None]
-
     @property
     def awaiting_pages(self) -> bool:
         """Questions whose person is on elicitkit's page right now (the client already acknowledged them)."""
         return any(q.acknowledged for q in self.pending.values())
+
+    # -- the clock and the rounds ------------------------------------------------------------
 
     def suspend(self, expiry: float) -> None:
         """No request is attached any more: start the clock for the next one to come."""

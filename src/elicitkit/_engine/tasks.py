@@ -25,7 +25,6 @@ the run over and replays it from its journal.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from datetime import UTC, datetime
@@ -37,15 +36,11 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, ElicitRequestFormParams
 
 from elicitkit import _mcp
-from elicitkit._core.journal import Entry
-from elicitkit._core.kinds import Answer
 from elicitkit._engine.cluster import Cluster, encode_outcome
-from elicitkit._engine.journal import Durability, RunRecord
 from elicitkit._engine.policy import Policy
+from elicitkit._engine.records import Records, RunRecord
 from elicitkit._engine.registry import Registry
 from elicitkit._engine.run import Final, Run
-from elicitkit._errors import TamperedRecord
-from elicitkit.stores.base import Store
 
 __all__ = [
     "EXTENSION",
@@ -80,13 +75,10 @@ class TaskRecord(dict[str, Any]):
 class TaskBook:
     """Task records in the store, and the wire shapes of both eras."""
 
-    def __init__(
-        self, policy: Policy, registry: Registry, durability: Durability, store: Store, cluster: Cluster
-    ) -> None:
+    def __init__(self, policy: Policy, registry: Registry, records: Records, cluster: Cluster) -> None:
         self.policy = policy
         self.registry = registry
-        self.durability = durability
-        self.store = store
+        self.records = records
         self.cluster = cluster
 
     def _ended_channel(self, run_id: str) -> str:
@@ -96,10 +88,7 @@ class TaskBook:
 
     async def save(self, run_id: str, principal: str | None, record: TaskRecord) -> None:
         record["updated"] = time.time()
-        sealed = self.durability.sealer.seal(
-            principal, json.dumps({**record, "p": principal}).encode(), aad=f"task:{run_id}".encode()
-        )
-        await self.store.put_question(f"task.{run_id}", f"task:{run_id}", sealed, record["created"] + record["ttl"])
+        await self.records.save_task(run_id, principal, dict(record), record["created"] + record["ttl"])
         if record["status"] in TERMINAL:
             # Whoever waits in `tasks/result` on another node hears of it now (and re-reads the record).
             try:
@@ -108,28 +97,20 @@ class TaskBook:
                 logger.warning("Could not announce the end of task %s (%s)", run_id, type(exc).__name__)
 
     async def load(self, run_id: str, principal: str | None) -> TaskRecord | None:
-        found = await self.store.get_question(f"task.{run_id}")
-        if found is None:
-            return None
-        try:
-            value = json.loads(self.durability.sealer.open(principal, found[1], aad=f"task:{run_id}".encode()))
-        except TamperedRecord:
-            return None
-        if value.pop("p", None) != principal:
-            return None
-        return TaskRecord(value)
+        value = await self.records.load_task(run_id, principal)
+        return None if value is None else TaskRecord(value)
 
     async def start(self, run: Run, ttl: float | None) -> TaskRecord:
         """Make `run` a task; written before the handle is returned, so a `tasks/get` finds it at once."""
         now = time.time()
         record = TaskRecord(status="working", created=now, ttl=ttl or DEFAULT_TTL, tool=run.tool)
-        self.adopt(run, record)
+        run.become_task(record)
         assert run.task_lock is not None
         async with run.task_lock:  # the body may end while this is written: its outcome must come after
             # The run stays replayable as long as the task lives, whatever its questions wait for (written
             # first: a working task without its run is a lost one).
             run_record = RunRecord(run.tool, run.arguments, run.mrtr)
-            await self.durability.save_run(run.id, run.principal, run_record, record["ttl"])
+            await self.records.save_run(run.id, run.principal, run_record, record["ttl"])
             await self.save(run.id, run.principal, record)
         return record
 
@@ -143,13 +124,6 @@ class TaskBook:
         )
         await self.save(run_id, principal, record)
 
-    @staticmethod
-    def adopt(run: Run, record: TaskRecord) -> None:
-        """`run` is the task `record` describes; this node writes its record from now on (under `task_lock`)."""
-        run.task = True
-        run.task_record = record
-        run.task_lock = anyio.Lock()
-
     async def finish(self, run: Run, final: Final) -> None:
         """The run ended: keep its outcome for `tasks/get` and `tasks/result` (any node, until the TTL)."""
         assert run.task_lock is not None
@@ -158,7 +132,7 @@ class TaskBook:
             if not record or record["status"] in TERMINAL:
                 return
             self._outcome(run, final, record)
-            run.task_record = record
+            run.record_task(record)
             await self.save(run.id, run.principal, record)
 
     async def cancel_here(self, run: Run) -> None:
@@ -168,7 +142,7 @@ class TaskBook:
             record = TaskRecord(run.task_record or {})
             if record and record["status"] not in TERMINAL:
                 record["status"] = "cancelled"
-                run.task_record = record
+                run.record_task(record)
                 await self.save(run.id, run.principal, record)
         run.scope.cancel()
 
@@ -252,7 +226,7 @@ class TaskBook:
         (2026-07-28 questions are stored), so any node the client polls shows them."""
         if run is not None:
             return {q.id: _wire(q.wire_params()) for q in run.client_questions()}
-        stored = await self.durability.run_questions(run_id, _mcp.principal(rctx))
+        stored = await self.records.run_questions(run_id, _mcp.principal(rctx))
         return {
             key: _wire(ElicitRequestFormParams(message=q.message, requested_schema=q.schema))
             for key, q in stored.items()
@@ -271,13 +245,13 @@ class TaskBook:
             return record
 
     async def forward(self, rctx: ServerRequestContext[Any, Any], run_id: str, payload: dict[str, Any]) -> None:
-        """Hand a `tasks/update` or `tasks/cancel` to the live node that holds the task's run.
+        """Hand a `tasks/cancel` to the live node that holds the task's run.
 
         Raises:
             MCPError: no node could take it (the client may send it again).
         """
         principal = _mcp.principal(rctx)
-        found = await self.durability.load_run(run_id, principal)
+        found = await self.records.load_run(run_id, principal)
         if found is not None and found[0] != self.policy.node and await self.cluster.alive(found[0]):
             timeout = self.policy.forward_timeout
             if await self.cluster.forward(found[0], run_id, principal, payload, timeout, 5.0) is not None:
@@ -285,14 +259,11 @@ class TaskBook:
         raise MCPError(code=INTERNAL_ERROR, message=f"Task {run_id!r} could not be reached just now; send it again")
 
     async def forwarded(self, run_id: str, payload: dict[str, Any]) -> dict[str, Any] | None:
-        """A `tasks/update` or `tasks/cancel` another node received for a run held here."""
+        """A `tasks/cancel` another node received for a run held here."""
         run = self.registry.hosted_run(run_id)
         if run is None or not run.task:
             return None
-        if payload.get("op") == "task_cancel":
-            await self.cancel_here(run)
-        else:
-            await self.update(run, payload.get("responses"))
+        await self.cancel_here(run)
         return encode_outcome(None)
 
     @staticmethod
@@ -300,22 +271,6 @@ class TaskBook:
         meta = dict(result.get("_meta") or {})
         meta[RELATED] = {"taskId": run_id}
         return {**result, "_meta": meta}
-
-    async def update(self, run: Run | None, responses: Any) -> None:
-        """`tasks/update`: answers for the run's open client questions; unknown keys are ignored, as the spec says."""
-        if run is None or not isinstance(responses, dict):
-            return
-        for key, raw in responses.items():
-            question = run.pending.get(str(key))
-            if question is None or question.via is not None or not isinstance(raw, dict):
-                continue
-            answer = Answer(str(raw.get("action", "cancel")), raw.get("content"))
-            verdict = question.judge(answer)
-            if verdict.answers:  # journaled first, so a replay after a crash has it
-                entry = Entry.of_answer(question.digest, answer)
-                if not await self.durability.record(run.id, run.principal, question.seq, entry):
-                    continue  # answered already
-            question.take(answer, verdict)
 
 
 def _wire(model: Any) -> Any:

@@ -33,12 +33,12 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from elicitkit._core.kinds import Answer
-from elicitkit._engine.inbox import PageQuestion
+from elicitkit._engine.answers import PageQuestion, PageReply
 from elicitkit._errors import InvalidElicitationContent
-from elicitkit._schema.validate import to_data
 from elicitkit._web.forms import parse_form
 from elicitkit._web.pages import CSP, error_page, form_page, message_page, stylesheet
 from elicitkit._web.tokens import InvalidLink, Link, LinkTokens
+from elicitkit.channels.base import Responder
 
 __all__ = ["PageIdentity", "PageSettings", "Pages", "own_input"]
 
@@ -66,15 +66,13 @@ class PageSettings(Protocol):
 
 
 class Questions(Protocol):
-    """How the pages reach questions: the engine's inbox, seen through the three things pages do."""
+    """How the pages reach questions: the engine's answers, seen through the two things pages do."""
 
     async def page_question(self, question_id: str, principal: str | None) -> PageQuestion | None: ...
 
     async def page_answer(
-        self, question_id: str, principal: str | None, answer: Answer, by: tuple[str, str, str | None] | None = None
-    ) -> bool: ...
-
-    async def use_link(self, question_id: str, expires_at: float) -> bool: ...
+        self, question_id: str, principal: str | None, answer: Answer, by: Responder | None = None
+    ) -> PageReply: ...
 
 
 class Pages:
@@ -187,25 +185,17 @@ class Pages:
         if action == "accept":
             lists = {key: [v for v in form.getlist(key) if isinstance(v, str)] for key in form}
             content = parse_form(found.schema.wire, lists)
-            problems = self._problems(found, content)
-            if problems:
-                return self._render(request, link, found, status=422, values=content, errors=problems)
-        if not await self.questions.use_link(link.question_id, link.expires_at):
-            return self._error(request, "This link was already used.", 410)
-        answer = Answer(str(action), content)
-        if not await self.questions.page_answer(link.question_id, link.principal, answer, link.by):
+        by = None if link.by is None else Responder(*link.by)
+        reply = await self.questions.page_answer(link.question_id, link.principal, Answer(str(action), content), by)
+        if reply.status == "refused":
+            assert reply.problems is not None
+            errors = _by_field(reply.problems)
+            return self._render(request, link, found, status=422, values=content, errors=errors)
+        if reply.status == "closed":
             return self._error(request, _GONE, 410)
         if action == "accept":
             return self._unbind(request, self._done(request, "Thank you", f"Your answer was sent. {_CLOSE}"), link)
         return self._unbind(request, self._done(request, "Done", _CLOSE, symbol="-"), link)
-
-    @staticmethod
-    def _problems(found: PageQuestion, content: dict[str, Any]) -> dict[str, list[str]]:
-        try:
-            to_data(found.schema, content)
-        except InvalidElicitationContent as exc:
-            return _by_field(exc)
-        return {}
 
     def _render(
         self,
@@ -262,11 +252,10 @@ class Pages:
             return self._error(request, _UNBOUND, 403)
         if not await self._same_person(request, link):
             return self._error(request, "This link was sent to someone else.", 403)
-        if not await self.questions.use_link(link.question_id, link.expires_at):
-            return self._error(request, "This link was already used.", 410)
         params = {key: value for key, value in request.query_params.items() if key != "state"}
-        if not await self.questions.page_answer(link.question_id, link.principal, Answer("accept", params)):
-            return self._error(request, "This request was already completed, or it has expired.", 410)
+        reply = await self.questions.page_answer(link.question_id, link.principal, Answer("accept", params))
+        if reply.status != "answered":
+            return self._error(request, "This link was already used, or it has expired.", 410)
         return self._unbind(request, self._done(request, "All set", _CLOSE), link)
 
 

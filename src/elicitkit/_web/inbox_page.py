@@ -37,23 +37,51 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
 from importlib.resources import files
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import anyio
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from elicitkit._engine.desk import ChannelDesk
 from elicitkit._errors import ElicitationError
 from elicitkit._schema.choices import options_of
 from elicitkit._web.app import PageIdentity, own_input
 from elicitkit._web.forms import FieldView, field_views, parse_form
 from elicitkit._web.pages import CSP, _templates, message_page
-from elicitkit._web.tokens import InvalidLink, Link
-from elicitkit.channels.base import Prompt, Responder, Verdict
+from elicitkit._web.tokens import InvalidLink, Link, LinkTokens
+from elicitkit.channels.base import Desk, Prompt, Responder, Verdict
 
-__all__ = ["Index", "InboxPages", "QuestionView", "question_view", "unrenderable"]
+__all__ = ["InboxDesk", "Index", "InboxPages", "QuestionView", "question_view", "unrenderable"]
+
+
+@runtime_checkable
+class InboxDesk(Desk, Protocol):
+    """What the web inbox reaches of elicitkit's desk, besides what every channel does: each person's index of
+    open questions (sealed in the store), its change feed across nodes, the tokens its CSRF values are minted
+    with, and who opens a page."""
+
+    tokens: LinkTokens
+    page_identity: PageIdentity | None
+
+    async def file_in_inbox(self, principal: str, entry_id: str, value: dict[str, Any], expires_at: float) -> None:
+        """Show an entry in `principal`'s inbox until `expires_at`."""
+        ...
+
+    async def inbox(self, principal: str) -> dict[str, dict[str, Any] | None]:
+        """`principal`'s entries by id (None for one that cannot be opened: another secret, or altered)."""
+        ...
+
+    async def unfile(self, principal: str, entry_id: str) -> None: ...
+
+    def inbox_changes(self, principal: str) -> AbstractAsyncContextManager[AsyncIterator[bytes]]:
+        """A message each time `principal`'s inbox changes, on any node, for as long as the context is open."""
+        ...
+
+    async def inbox_changed(self, principal: str) -> None:
+        """Tell every node's pages open on `principal`'s inbox that it changed."""
+        ...
+
 
 _HEADERS = {
     # elicitkit's CSP, plus inbox.js and the requests it makes (the list fragment, the event stream).
@@ -178,9 +206,7 @@ class _Notice:
 class InboxPages:
     """The inbox's routes, over the channel's index and elicitkit's desk."""
 
-    def __init__(
-        self, index: Index, desk: ChannelDesk, base_url: Callable[[], str], *, keepalive: float = 15.0
-    ) -> None:
+    def __init__(self, index: Index, desk: InboxDesk, base_url: Callable[[], str], *, keepalive: float = 15.0) -> None:
         self.index = index
         self.desk = desk
         self.base_url = base_url

@@ -6,15 +6,14 @@ A tool asks with `via=web()` (the inbox of whoever called it) or
 answers it there. By default only she may answer (`Via.approvers`).
 
 The index lives in the store, so every node sees it and it survives restarts:
-each open question is a store question `inbox.<question id>` under the
-pseudo run `inbox:<h>`, where `h` is the hex SHA-256 of the principal (the
-principal itself is never stored in the clear). Its record is the question as
-the page needs it (token, message, schema, tool, expiry) as JSON, sealed for
-the principal with the record's key as associated data, and it expires with
-the question. `post` adds a question, `close` removes it, and both publish
-`changed` on the broker channel `<prefix>:inbox:<h>` (`elicitkit:inbox:<h>`),
-which every node's event streams for that inbox listen on. The pages, the
-event stream and the answer form are in `elicitkit._web.inbox_page`.
+each open question is an entry of its principal's inbox (the store's inbox
+operations; the inbox is named by the hex SHA-256 of the principal, which is
+never stored in the clear). An entry is the question as the page needs it
+(token, message, schema, tool, expiry), sealed for the principal, and it
+expires with the question. `post` adds a question, `close` removes it, and
+both tell every node's event streams for that inbox that it changed. The
+pages, the event stream and the answer form are in `elicitkit._web.inbox_page`;
+all of them reach elicitkit through the desk's `InboxDesk` seam.
 
 Security: the page shows a person only their own inbox; an answer needs the
 page's CSRF cookie and field, and the desk takes it only from an approver,
@@ -24,8 +23,6 @@ secret fields (password inputs); chats may not.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -34,22 +31,12 @@ from typing import Any
 
 from starlette.routing import Route
 
-from elicitkit._engine.desk import ChannelDesk
-from elicitkit._errors import TamperedRecord
-from elicitkit._web.inbox_page import InboxPages, unrenderable
+from elicitkit._web.inbox_page import InboxDesk, InboxPages, unrenderable
 from elicitkit.channels.base import ChannelRefused, Closing, Desk, Prompt
 
 __all__ = ["WebInbox"]
 
 logger = logging.getLogger("elicitkit")
-
-
-def _digest(principal: str) -> str:
-    return hashlib.sha256(principal.encode()).hexdigest()
-
-
-def _key(question_id: str) -> str:
-    return f"inbox.{question_id}"
 
 
 class WebInbox:
@@ -64,17 +51,17 @@ class WebInbox:
 
     def __init__(self, *, name: str = "web") -> None:
         self.name = name
-        self._desk: ChannelDesk | None = None
+        self._desk: InboxDesk | None = None
         self._base_url: Callable[[], str] = lambda: ""
 
     def bind(self, desk: Desk, base_url: Callable[[], str]) -> None:
-        if not isinstance(desk, ChannelDesk):
+        if not isinstance(desk, InboxDesk):
             raise TypeError("WebInbox is served by elicitkit: add it with Elicitation(server, channels=[WebInbox()])")
         self._desk = desk
         self._base_url = base_url
 
     @property
-    def desk(self) -> ChannelDesk:
+    def desk(self) -> InboxDesk:
         if self._desk is None:
             raise RuntimeError("This WebInbox was not added to an Elicitation: Elicitation(server, channels=[...])")
         return self._desk
@@ -101,8 +88,7 @@ class WebInbox:
         reason = unrenderable(prompt.schema)
         if reason is not None:
             raise ChannelRefused(reason)
-        record = {
-            "id": prompt.id,
+        entry = {
             "token": prompt.token,
             "message": prompt.message,
             "schema": prompt.schema,
@@ -111,17 +97,14 @@ class WebInbox:
             "secret": list(prompt.secret_fields),
             "posted_at": time.time(),
         }
-        key = _key(prompt.id)
-        sealed = desk.durability.sealer.seal(principal, json.dumps(record).encode(), aad=key.encode())
-        digest = _digest(principal)
-        await desk.store.put_question(key, f"inbox:{digest}", sealed, prompt.expires_at)
+        await desk.file_in_inbox(principal, prompt.id, entry, prompt.expires_at)
         await self._announce(principal)
-        return {"inbox": digest}
+        return {"inbox": True}
 
     async def close(self, prompt: Prompt, ref: dict[str, Any], closing: Closing) -> None:
         """Take the question out of the inbox (whatever the outcome) and tell the pages open on it."""
-        await self.desk.store.delete_question(_key(prompt.id))
         if prompt.target is not None:
+            await self.desk.unfile(prompt.target, prompt.id)
             await self._announce(prompt.target)
 
     # -- the index, as the pages read it ------------------------------------------------
@@ -130,39 +113,34 @@ class WebInbox:
         """The open questions in `principal`'s inbox, oldest first."""
         desk = self.desk
         found: list[tuple[float, Prompt]] = []
-        for key, sealed in (await desk.store.run_questions(f"inbox:{_digest(principal)}")).items():
-            try:
-                record = json.loads(desk.durability.sealer.open(principal, sealed, aad=key.encode()))
-            except (TamperedRecord, ValueError):
-                logger.warning("Inbox entry %s cannot be opened (another secret, or altered); skipped", key)
+        for entry_id, entry in (await desk.inbox(principal)).items():
+            if entry is None:
+                logger.warning("Inbox entry %s cannot be opened (another secret, or altered); skipped", entry_id)
                 continue
             prompt = Prompt(
-                id=record["id"],
-                token=record["token"],
-                message=record["message"],
-                schema=record["schema"],
+                id=entry_id,
+                token=entry["token"],
+                message=entry["message"],
+                schema=entry["schema"],
                 target=principal,
-                expires_at=record["expires_at"],
-                tool=record["tool"],
-                secret_fields=tuple(record["secret"]),
+                expires_at=entry["expires_at"],
+                tool=entry["tool"],
+                secret_fields=tuple(entry["secret"]),
             )
             if await desk.prompt(prompt.token) is None:
                 # Closed while the node that asked it was down (so `close` never ran): drop it.
-                await desk.store.delete_question(key)
+                await desk.unfile(principal, entry_id)
                 continue
-            found.append((record["posted_at"], prompt))
+            found.append((entry["posted_at"], prompt))
         return [prompt for _, prompt in sorted(found, key=lambda item: item[0])]
 
     def changes(self, principal: str) -> AbstractAsyncContextManager[AsyncIterator[bytes]]:
         """A message each time `principal`'s inbox changes, on any node, for as long as the context is open."""
-        return self.desk.cluster.broker.listen(self._channel(principal))
-
-    def _channel(self, principal: str) -> str:
-        return f"{self.desk.cluster.prefix}:inbox:{_digest(principal)}"
+        return self.desk.inbox_changes(principal)
 
     async def _announce(self, principal: str) -> None:
         try:
-            await self.desk.cluster.broker.publish(self._channel(principal), b"changed")
+            await self.desk.inbox_changed(principal)
         except Exception as exc:
             # The question is in the store all the same: a reload shows it.
             logger.warning("Could not announce a change of a web inbox (%s)", type(exc).__name__)

@@ -27,6 +27,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from starlette.routing import Route
 
+from elicitkit._errors import ElicitationError
+
 __all__ = [
     "Approvers",
     "Channel",
@@ -55,6 +57,16 @@ class Responder:
     @property
     def label(self) -> str:
         return self.name or self.id
+
+    def to_json(self) -> list[str | None]:
+        return [self.channel, self.id, self.name]
+
+    @classmethod
+    def from_json(cls, value: Any) -> Responder | None:
+        """The responder `to_json` wrote (None for anything else: an answer nobody on a channel gave)."""
+        if not isinstance(value, list | tuple) or len(value) != 3:
+            return None
+        return cls(str(value[0]), str(value[1]), None if value[2] is None else str(value[2]))
 
 
 Approvers = Collection[str]
@@ -183,7 +195,7 @@ class Closing:
         return f"{words}: {self.summary}" if self.summary else words
 
 
-class ChannelRefused(Exception):
+class ChannelRefused(ElicitationError):
     """The channel cannot show this question (a field type it has no control for); the message says which."""
 
 

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from elicitkit._errors import ElicitationError
+
 __all__ = ["FolderError", "ShellTool", "find_tools"]
 
 META = "tool.meta.json"
@@ -30,7 +32,7 @@ _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 _ANY_ARGUMENTS: dict[str, Any] = {"type": "object", "properties": {}}
 
 
-class FolderError(ValueError):
+class FolderError(ElicitationError, ValueError):
     """A tools folder, or a tool in it, cannot be served as it is; the message names the file and the reason."""
 
 

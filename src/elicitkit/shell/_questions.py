@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from mcp.server.mcpserver import Context
 
+from elicitkit._core.kinds import new_id
 from elicitkit._errors import (
     ElicitationClientError,
     ElicitationError,
@@ -131,8 +132,11 @@ async def ask(hitl: Elicitation, ctx: Context[Any, Any], question: ShellQuestion
     timeout = question.timeout if question.timeout is not None else default_timeout
     try:
         if question.mode == "url":
-            opened = await hitl._open_link(ctx, question.message, question.url, timeout=timeout)
-            return Reply(opened.action, elicitation_id=opened.id)
+            elicitation_id = new_id()
+            opened = await hitl.elicit_url(
+                ctx, question.message, question.url, timeout=timeout, elicitation_id=elicitation_id
+            )
+            return Reply(opened.action, elicitation_id=elicitation_id)
         answer = await hitl.elicit(ctx, question.message, question.schema, timeout=timeout)
     except ElicitationTimeout as exc:
         return Reply("error", error="timeout", detail=f"no answer within {exc.timeout:g} seconds")

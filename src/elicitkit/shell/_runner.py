@@ -27,7 +27,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import ByteReceiveStream, Process
@@ -41,6 +41,9 @@ from elicitkit.shell._channel import CallFolder
 from elicitkit.shell._folder import ShellTool
 from elicitkit.shell._questions import Reply, ShellQuestion, ask
 from elicitkit.shell._streams import Notifications
+
+if TYPE_CHECKING:
+    from elicitkit._elicitation import Elicitation
 
 __all__ = ["Options", "run_tool"]
 
@@ -68,7 +71,12 @@ class Options:
 
 
 async def run_tool(
-    hitl: Any, tool: ShellTool, project: Path, options: Options, arguments: dict[str, Any], ctx: Context[Any, Any]
+    hitl: Elicitation,
+    tool: ShellTool,
+    project: Path,
+    options: Options,
+    arguments: dict[str, Any],
+    ctx: Context[Any, Any],
 ) -> CallToolResult:
     """Run `tool` once with `arguments`, asking its questions through `hitl`, and return its result."""
     folder = CallFolder()
@@ -92,7 +100,7 @@ async def run_tool(
 
 
 async def _supervise(
-    hitl: Any,
+    hitl: Elicitation,
     tool: ShellTool,
     options: Options,
     ctx: Context[Any, Any],
@@ -130,7 +138,7 @@ async def _supervise(
 
 
 def _environment(
-    hitl: Any,
+    hitl: Elicitation,
     tool: ShellTool,
     project: Path,
     options: Options,
@@ -157,7 +165,7 @@ def _environment(
             "MCP_LOG_STREAM": str(folder.log_fifo),
             # mcp-bash's helpers write progress only under a token; the SDK sends it only when the client asked.
             "MCP_PROGRESS_TOKEN": "elicitkit",
-            "MCP_ELICIT_SUPPORTED": "1" if _can_ask(hitl, ctx) else "0",
+            "MCP_ELICIT_SUPPORTED": "1" if hitl.can_ask(ctx) else "0",
             "MCP_ELICIT_REQUEST_FILE": str(folder.request_file),
             "MCP_ELICIT_RESPONSE_FILE": str(folder.response_file),
             "MCPBASH_PROJECT_ROOT": str(project),
@@ -188,12 +196,6 @@ def _wire_meta(ctx: Context[Any, Any]) -> dict[str, Any]:
     params = ctx.request_context.params
     meta = params.get("_meta") if isinstance(params, dict) else None
     return dict(meta) if isinstance(meta, dict) else {}
-
-
-def _can_ask(hitl: Any, ctx: Context[Any, Any]) -> bool:
-    """Whether a question can reach a person at all: the client's forms, a channel, or the model's fallback."""
-    fallback = hitl._engine.policy.fallback  # the server's own setting, read only
-    return bool(hitl.supports(ctx, "form") or hitl.via is not None or fallback != "error")
 
 
 def _result(

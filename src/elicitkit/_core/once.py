@@ -1,0 +1,41 @@
+"""The one-time tokens elicitkit spends in the store, named in one place.
+
+An answer is taken once, across every node, by spending a *claim* under its
+run: the round nonce a 2026-07-28 retry echoes, the `elicitId` the model
+answers, or the question a page or a channel answers. A page link is spent
+once by itself, before the answer it carries is taken.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["Claim", "link_token", "spent_token"]
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """What an arrival of answers spends, once: `text` under its run; `round` marks a retry's round nonce, which
+    must also be the round the run expects now."""
+
+    text: str
+    round: bool = False
+
+    @classmethod
+    def of_round(cls, nonce: str) -> Claim:
+        return cls(nonce, round=True)
+
+    @classmethod
+    def of_question(cls, source: str, question_id: str) -> Claim:
+        """The claim of a page's or a channel's answer to one question."""
+        return cls(f"{source}:{question_id}")
+
+
+def spent_token(run_id: str, claim: Claim) -> str:
+    """The store token of `claim` under its run, the same whichever node spends it."""
+    return f"round:{run_id}:{claim.text}"
+
+
+def link_token(question_id: str) -> str:
+    """The store token of a page link (a secure form, a third-party callback): it works once."""
+    return f"link:{question_id}"

@@ -1,0 +1,376 @@
+"""Where answers arrive: each is taken through the door of the node that holds its run.
+
+An arrival is taken here when this process holds its run; it travels to the
+owner node when another live node does (and goes through that node's door);
+and when no live node holds the run, this node takes the run over, takes the
+answers from the questions' records and replays the body from its journal.
+A 2026-07-28 retry and the model's `sendElicitationResult` then wait for the
+run's next outcome; a page or a channel hears what the door made of its answer.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp_types import CallToolResult, ElicitResult
+from pydantic import ValidationError
+
+from elicitkit import _mcp
+from elicitkit._core.codec import decode_state
+from elicitkit._core.journal import Held
+from elicitkit._core.kinds import Answer
+from elicitkit._core.once import Claim
+from elicitkit._core.replies import Ruling
+from elicitkit._engine import refusals
+from elicitkit._engine.cluster import Cluster, decode_outcome, encode_outcome
+from elicitkit._engine.door import Arrival, Door, Live, Recorded, Taken
+from elicitkit._engine.host import RunHost
+from elicitkit._engine.policy import Policy
+from elicitkit._engine.records import QuestionRecord, Records
+from elicitkit._engine.registry import Registry
+from elicitkit._errors import InvalidElicitationContent
+from elicitkit._fallback import error_result, parse_send_args
+from elicitkit._schema import FormSchema
+from elicitkit.channels.base import Responder
+
+__all__ = ["Answers", "PageQuestion", "PageReply"]
+
+logger = logging.getLogger("elicitkit")
+
+
+@dataclass(frozen=True, slots=True)
+class PageQuestion:
+    """What one of elicitkit's pages needs to show a question: its text and its form."""
+
+    message: str
+    schema: FormSchema
+
+
+@dataclass(frozen=True, slots=True)
+class PageReply:
+    """What became of an answer sent from one of elicitkit's pages."""
+
+    status: Literal["answered", "refused", "closed"]
+    problems: InvalidElicitationContent | None = None
+    """For `refused`: what is wrong, by field."""
+
+
+class Answers:
+    """Routes each arrival of answers to the door of the node that holds its run."""
+
+    def __init__(
+        self, policy: Policy, registry: Registry, records: Records, cluster: Cluster, host: RunHost, door: Door
+    ) -> None:
+        self.policy = policy
+        self.registry = registry
+        self.records = records
+        self.cluster = cluster
+        self.host = host
+        self.door = door
+
+    # -- from the MCP client -----------------------------------------------------------------
+
+    async def retry(
+        self, rctx: ServerRequestContext[Any, Any], params: Mapping[str, Any], call_next: CallNext
+    ) -> HandlerResult:
+        """A 2026-07-28 retry carrying one of our `requestState`s."""
+        decoded = decode_state(str(params.get("requestState")))
+        if decoded is None:
+            raise refusals.unknown()
+        run_id, nonce = decoded
+        arrival = Arrival(
+            source="retry",
+            principal=_mcp.principal(rctx),
+            answers=_parse_responses(params.get("inputResponses")),
+            claim=Claim.of_round(nonce),
+            run_id=run_id,
+            tool=str(params.get("name")),
+        )
+        return await self._request(rctx, call_next, arrival)
+
+    async def fallback_answer(
+        self, rctx: ServerRequestContext[Any, Any], arguments: Any, call_next: CallNext
+    ) -> HandlerResult:
+        """The fallback system tool: answer an open question by its elicitId, then wait like a retry."""
+        args = parse_send_args(arguments, self.policy.fallback_tool)
+        if isinstance(args, CallToolResult):
+            return args
+        arrival = Arrival(
+            source="model",
+            principal=_mcp.principal(rctx),
+            answers={args.elicit_id: Answer(args.action, args.content)},
+            claim=Claim(args.elicit_id),
+            session=_mcp.session_key(rctx),
+        )
+        return await self._request(rctx, call_next, arrival)
+
+    async def _request(
+        self, rctx: ServerRequestContext[Any, Any], call_next: CallNext, arrival: Arrival
+    ) -> HandlerResult:
+        live = self._live(arrival)
+        if live is not None:
+            return await self._request_here(rctx, live, arrival)
+        return await self._request_elsewhere(rctx, call_next, arrival)
+
+    async def _request_here(
+        self, rctx: ServerRequestContext[Any, Any] | None, live: Live, arrival: Arrival
+    ) -> HandlerResult:
+        """Take a retry's or the model's answers for a run held here, then hand back the run's next outcome."""
+        run = live.run
+        if run is None or run.ending:
+            if arrival.source == "retry":
+                raise refusals.ended() if run is not None else refusals.unknown()
+            return self._not_open(arrival)
+        self.registry.unpark(run)  # not to hibernate while its answers are journaled
+        taken = await self.door.take(live, arrival)
+        if taken.refusal is not None:
+            raise _refused(taken)
+        if arrival.source == "model":
+            ruling = taken.ruling
+            if ruling in (Ruling.STALE, Ruling.DUPLICATE):
+                return self._not_open(arrival)
+            if ruling is Ruling.REFUSED and not taken.exhausted:
+                return self._still_open(taken.problems[arrival.question_id])
+            # Answered, acknowledged (the person went to our page), or out of attempts: the body goes on.
+            run.resume()
+        return await self.host.await_outcome(run, rctx)
+
+    async def _request_elsewhere(
+        self, rctx: ServerRequestContext[Any, Any], call_next: CallNext, arrival: Arrival
+    ) -> HandlerResult:
+        """The run is not held here: its owner takes the answers, or this node takes the run over and replays it."""
+        principal = arrival.principal
+        if arrival.run_id is None:  # the model's answer names a question: find its run from its record
+            asked = await self.records.load_question(arrival.question_id, principal)
+            if asked is None or asked.route != "llm":
+                return self._not_open(arrival)
+            held = self.registry.hosted_run(asked.run_id)
+            if held is not None:
+                # The question closed here already: our page completed it before the model said the person went.
+                answer = arrival.answers[arrival.question_id]
+                if held.principal != principal or held.ending or not (asked.observable and answer.action == "accept"):
+                    return self._not_open(arrival)
+                held.resume()
+                return await self.host.await_outcome(held, rctx)
+            arrival = replace(arrival, run_id=asked.run_id)
+        assert arrival.run_id is not None
+        run_id = arrival.run_id
+        found = await self.records.load_run(run_id, principal)
+        if found is None or (arrival.source == "retry" and found[1].tool != arrival.tool):
+            if arrival.source == "model":
+                return self._not_open(arrival)
+            raise refusals.unknown()
+        owner, record = found
+        for _ in range(3):
+            if owner != self.policy.node:  # forwarding finds out fast when nobody listens, then checks the heartbeat
+                outcome = await self._forward(owner, arrival, wait=self.policy.run_expiry)
+                if outcome is not None:
+                    return decode_outcome(outcome)
+            if await self.records.claim_run(run_id, owner):
+                taken = await self._take_recorded(arrival)
+                if taken.refusal is not None:
+                    raise _refused(taken)
+                if arrival.source == "model":
+                    ruling = taken.ruling
+                    if ruling in (Ruling.STALE, Ruling.DUPLICATE):
+                        return self._not_open(arrival)
+                    if ruling is Ruling.REFUSED:
+                        return self._still_open(taken.problems[arrival.question_id])
+                return await self.host.replay(rctx, call_next, run_id, principal, record)
+            found = await self.records.load_run(run_id, principal)
+            if found is None:
+                raise refusals.unknown()
+            owner, record = found
+        raise refusals.taking_over()
+
+    # -- from elicitkit's pages and the human channels --------------------------------------
+
+    async def take(self, arrival: Arrival) -> Taken:
+        """Take a page's or a channel's answer to one question, on the node that holds its run.
+
+        When no live node holds the run, a journaled run keeps the answer for its replay (the next request
+        brings it back); the answer to a question of any other run can no longer be taken (stale).
+        """
+        live = self._live(arrival)
+        if live is not None:
+            return await self.door.take(live, arrival)
+        records: dict[str, QuestionRecord] | None = None  # a task's answers: its run's stored questions
+        hosted = True
+        if arrival.run_id is None:
+            record = await self.records.load_question(arrival.question_id, arrival.principal)
+            if record is None:
+                return _stale(arrival)
+            arrival = replace(arrival, run_id=record.run_id)
+            records, hosted = {arrival.question_id: record}, record.hosted
+            owner = await self.records.owner_of(record.run_id) if hosted else record.node
+        else:
+            owner = await self.records.owner_of(arrival.run_id)
+        if owner is not None and owner != self.policy.node and await self.cluster.alive(owner):
+            outcome = await self._forward(owner, arrival, wait=5.0)
+            if outcome is not None:
+                return _taken_from(outcome)
+        if not hosted:
+            logger.warning("Question %s was answered, but the run that asked it is gone", arrival.question_id)
+            return _stale(arrival)
+        taken = await self._take_recorded(arrival, records)
+        # A replay here may have picked the question up meanwhile, after it read the journal: it gets the answer.
+        late = self._live(arrival)
+        for key, ruling in taken.rulings.items():
+            question = None if late is None else late.questions.get(key)
+            if ruling is Ruling.ANSWERS and question is not None:
+                question.resolve(arrival.answers[key], arrival.by)
+        return taken
+
+    async def page_question(self, question_id: str, principal: str | None) -> PageQuestion | None:
+        """The open question behind a page link, or None when it was answered, has expired or is someone else's."""
+        question = self.registry.answerable.get(question_id)
+        if question is not None:
+            if not question.is_open or question.caller[0] != principal:
+                return None
+            return PageQuestion(question.message, question.schema)
+        record = await self.records.load_question(question_id, principal)
+        if record is None or not (record.observable or record.route == "channel"):
+            return None
+        if record.hosted:
+            journal = await self.records.journal(record.run_id, principal)
+            target = Recorded(record.run_id, principal, {question_id: record}, journal)
+            asked = target.find(question_id, "page")
+            if asked is None or target.held(asked) in (Held.SAME, Held.MOVED_ON):
+                return None  # answered already: the run has moved on
+        return PageQuestion(record.message, record.form())
+
+    async def page_answer(
+        self, question_id: str, principal: str | None, answer: Answer, by: Responder | None = None
+    ) -> PageReply:
+        """An answer from one of elicitkit's pages or callbacks (`by`: the approver a channel sent there)."""
+        claim = Claim.of_question("page", question_id)
+        taken = await self.take(Arrival("page", principal, {question_id: answer}, claim, by=by))
+        if taken.ruling is Ruling.ANSWERS:
+            return PageReply("answered")
+        if taken.ruling is Ruling.REFUSED:
+            return PageReply("refused", taken.problems[question_id])
+        return PageReply("closed")
+
+    # -- from other nodes --------------------------------------------------------------------
+
+    async def forwarded(self, run_id: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+        """An arrival another node received for a run held here: take it through this node's door.
+
+        Returns the run's next outcome (a retry, the model) or what the door made of it (a page, a channel);
+        None when the run is not held here.
+        """
+        arrival = Arrival.from_wire(payload["arrival"])
+        live = self._live(arrival, forwarded=True)
+        if live is None or live.run is None or live.run.id != run_id:
+            return None
+        if arrival.source in ("retry", "model"):
+            try:
+                return encode_outcome(await self._request_here(None, live, arrival))
+            except Exception as exc:
+                return encode_outcome(error=exc)
+        taken = await self.door.take(live, arrival)
+        return {"taken": {key: ruling.value for key, ruling in taken.rulings.items()}, "problems": _problems(taken)}
+
+    # -- the pieces --------------------------------------------------------------------------
+
+    def _live(self, arrival: Arrival, *, forwarded: bool = False) -> Live | None:
+        """The questions `arrival` answers, when this process holds their run (None: it does not)."""
+        if arrival.run_id is not None and arrival.source in ("retry", "task"):
+            run = self.registry.hosted_run(arrival.run_id)
+            if run is None:
+                return None
+            wrong_tool = arrival.tool is not None and run.tool != arrival.tool
+            if wrong_tool or run.principal != arrival.principal:
+                return Live(None, {})  # not this caller's: as if unknown
+            return Live(run, run.pending)
+        question = self.registry.answerable.get(arrival.question_id)
+        if question is None:
+            return None
+        run = self.registry.runs.get(question.run_id) if question.run_id is not None else None
+        caller = question.caller
+        if caller[0] != arrival.principal:
+            return Live(run, {})
+        if arrival.source == "model" and not forwarded and caller[1] != arrival.session:
+            return Live(run, {})  # the model answers on the session it was asked on
+        return Live(run, {arrival.question_id: question})
+
+    async def _take_recorded(self, arrival: Arrival, records: Mapping[str, QuestionRecord] | None = None) -> Taken:
+        """Take the answers from their questions' records, for a run no live node holds."""
+        assert arrival.run_id is not None
+        principal = arrival.principal
+        if records is None:
+            records = await self.records.run_questions(arrival.run_id, principal)
+        journal = await self.records.journal(arrival.run_id, principal)
+        return await self.door.take(Recorded(arrival.run_id, principal, records, journal), arrival)
+
+    async def _forward(self, owner: str, arrival: Arrival, *, wait: float) -> dict[str, Any] | None:
+        assert arrival.run_id is not None
+        return await self.cluster.forward(
+            owner,
+            arrival.run_id,
+            arrival.principal,
+            {"op": "arrival", "arrival": arrival.to_wire()},
+            self.policy.forward_timeout,
+            wait,
+            check_every=self.policy.lease / 3,
+        )
+
+    def _not_open(self, arrival: Arrival) -> CallToolResult:
+        tool = self.policy.fallback_tool
+        return error_result(
+            f"{tool}: no open question has elicitId {arrival.question_id!r}. It may have been answered already, "
+            "have expired, or belong to another user; call the original tool again if needed."
+        )
+
+    def _still_open(self, problems: InvalidElicitationContent) -> CallToolResult:
+        tool = self.policy.fallback_tool
+        return error_result(
+            f"{tool}: {problems} The question is still open: ask the user again and call {tool} with corrected content."
+        )
+
+
+def _refused(taken: Taken) -> Exception:
+    if taken.refusal == "reused":
+        return refusals.reused()
+    if taken.refusal == "ended":
+        return refusals.ended()
+    return refusals.unknown()
+
+
+def _stale(arrival: Arrival) -> Taken:
+    return Taken(rulings=dict.fromkeys(arrival.answers, Ruling.STALE))
+
+
+def _problems(taken: Taken) -> dict[str, list[list[str]]]:
+    return {key: [[p.path, p.message] for p in exc.problems] for key, exc in taken.problems.items()}
+
+
+def _taken_from(outcome: dict[str, Any]) -> Taken:
+    """What the owner's door made of a forwarded page or channel answer."""
+    from elicitkit._errors import Problem
+
+    rulings = {str(key): Ruling(value) for key, value in outcome.get("taken", {}).items()}
+    problems = {
+        str(key): InvalidElicitationContent([Problem(str(path), str(message)) for path, message in listed])
+        for key, listed in outcome.get("problems", {}).items()
+    }
+    return Taken(rulings=rulings, problems=problems)
+
+
+def _parse_responses(raw: Any) -> dict[str, Answer]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise refusals.invalid_responses("inputResponses must be an object keyed by input request")
+    answers: dict[str, Answer] = {}
+    for key, value in raw.items():
+        try:
+            result = ElicitResult.model_validate(value)
+        except ValidationError:
+            raise refusals.invalid_responses(f"inputResponses[{key!r}] is not a valid elicitation result") from None
+        answers[str(key)] = Answer(result.action, result.content)
+    return answers

@@ -1,0 +1,329 @@
+"""What elicitkit keeps in the store, each kind of record with its own named operations.
+
+- **runs**: a hosted run's tool, arguments and era, with the node that owns it;
+- **questions**: a run's open questions (sealed with what a page or another node needs to take their answer);
+- **the journal**: by position, each answer (pinned to the digest of the question asked) and each `step` result;
+- **claims and links**: the one-time tokens an answer or a page link spends (named in `_core/once.py`);
+- **tasks**: an MCP task's status and outcome;
+- **the inbox index**: the open questions each person's web inbox shows.
+
+Every value is sealed under its principal (`Sealer`, or `PlainSealer` without a
+secret) with the record's key as associated data, and carries the principal it
+belongs to: a record opens only for the caller it belongs to (`_opened`, the
+one ownership check). Only ids and timestamps reach the store in the clear.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Protocol, cast
+
+from elicitkit._core.journal import Entry
+from elicitkit._core.kinds import Mode, RouteName
+from elicitkit._core.once import Claim, link_token, spent_token
+from elicitkit._crypto import PlainSealer
+from elicitkit._engine.question import Question
+from elicitkit._engine.run import Run
+from elicitkit._errors import InvalidElicitationContent, TamperedRecord
+from elicitkit._schema import FormSchema, compile_schema, problems_in
+from elicitkit.stores.base import FencedStore, RoundStore, Store
+
+__all__ = ["QuestionRecord", "Records", "RunRecord", "SealerLike"]
+
+
+class SealerLike(Protocol):
+    def seal(self, principal: str | None, plaintext: bytes, *, aad: bytes = b"") -> bytes: ...
+
+    def open(self, principal: str | None, sealed: bytes, *, aad: bytes = b"") -> bytes: ...
+
+    def sign(self, data: bytes) -> bytes: ...
+
+    def verify(self, data: bytes, tag: bytes) -> bool: ...
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    tool: str
+    arguments: dict[str, Any]
+    mrtr: bool
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionRecord:
+    """A stored question: what was asked, where it went, and whose it is."""
+
+    run_id: str
+    seq: int
+    digest: str
+    message: str
+    schema: dict[str, Any]
+    route: RouteName
+    principal: str | None
+    mode: Mode = "form"
+    secret: tuple[str, ...] = ()
+    observable: bool = False
+    """Completed by elicitkit's own page (the client's accept only acknowledges it)."""
+    content_private: bool = False
+    """Its answer is a third party's callback parameters, which follow no schema."""
+    via: list[Any] | None = None
+    """A channel question's destination (`Via.to_json`)."""
+    ref: dict[str, Any] | None = None
+    """A channel question's message, as its channel identifies it."""
+    node: str | None = None
+    """The node that asked (a channel question of a run that is not hosted lives only there)."""
+    tool: str | None = None
+    hosted: bool = True
+    expires_at: float = 0.0
+
+    def form(self) -> FormSchema:
+        """Its schema as elicitkit reads and checks it (secret fields marked)."""
+        return replace(compile_schema(self.schema), secret_fields=self.secret)
+
+    def problems(self, action: str, content: Any) -> InvalidElicitationContent | None:
+        """Why an answer cannot be taken, checked against the stored schema."""
+        return problems_in(compile_schema(self.schema), action, content)
+
+
+class Records:
+    """Reads and writes the sealed records; the one place that knows their keys and shapes."""
+
+    def __init__(self, store: Store, sealer: SealerLike, node: str) -> None:
+        self.store = store
+        self.sealer = sealer
+        self.node = node
+        # Without a secret records are stored as they are, so answers with secret fields are not journaled.
+        self.plain = isinstance(sealer, PlainSealer)
+        # Optional store powers, asked with `hasattr`: the store is wrapped, and protocol checks look past a
+        # wrapper's `__getattr__` on newer Pythons.
+        self.closes_answered = hasattr(store, "take_round")
+        """Taking a round also forgets its answered questions' records: nobody need delete them after."""
+        self._fenced = hasattr(store, "delete_owned_run")
+
+    def keeps(self, secret_fields: Sequence[str]) -> bool:
+        """Whether an answer with these secret fields may be journaled: only when it can be sealed."""
+        return not secret_fields or not self.plain
+
+    # -- sealing, and the one ownership check --------------------------------------------
+
+    def _seal(self, principal: str | None, value: dict[str, Any], aad: str, *, owned: bool = True) -> bytes:
+        plain = json.dumps({**value, "p": principal} if owned else value, separators=(",", ":")).encode()
+        return self.sealer.seal(principal, plain, aad=aad.encode())
+
+    def _opened(self, principal: str | None, sealed: bytes, aad: str, *, owned: bool = True) -> dict[str, Any] | None:
+        """The record's value when it belongs to `principal`; None when sealed for another or altered.
+
+        `owned` records name their principal inside, which binds them to it even without a secret; journal
+        entries do not (they are read only through their run's record, which does).
+        """
+        try:
+            value: dict[str, Any] = json.loads(self.sealer.open(principal, sealed, aad=aad.encode()))
+        except (TamperedRecord, ValueError):
+            return None
+        if owned and value.pop("p", None) != principal:
+            return None
+        return value
+
+    # -- runs ------------------------------------------------------------------------------
+
+    async def save_run(self, run_id: str, principal: str | None, record: RunRecord, ttl: float) -> None:
+        value = {"tool": record.tool, "arguments": record.arguments, "mrtr": record.mrtr}
+        await self.store.put_run(run_id, self.node, self._seal(principal, value, f"run:{run_id}"), time.time() + ttl)
+
+    async def keep_run(self, run: Run, ttl: float) -> None:
+        """Write (or renew) a hosted run's record, so other requests and nodes find it; from now on its end
+        deletes it."""
+        await self.save_run(run.id, run.principal, RunRecord(run.tool, run.arguments, run.mrtr), ttl)
+        run.mark_stored()
+
+    async def load_run(self, run_id: str, principal: str | None) -> tuple[str, RunRecord] | None:
+        """(owner, record), or None when unknown, expired, or someone else's."""
+        found = await self.store.get_run(run_id)
+        if found is None:
+            return None
+        owner, sealed = found
+        value = self._opened(principal, sealed, f"run:{run_id}")
+        if value is None:
+            return None
+        return owner, RunRecord(tool=value["tool"], arguments=value["arguments"], mrtr=value["mrtr"])
+
+    async def owner_of(self, run_id: str) -> str | None:
+        found = await self.store.get_run(run_id)
+        return None if found is None else found[0]
+
+    async def claim_run(self, run_id: str, owner: str) -> bool:
+        """Take the run over from `owner` (this node already owning it counts)."""
+        return owner == self.node or await self.store.claim_run(run_id, owner, self.node)
+
+    async def forget_run(self, run_id: str) -> None:
+        """Delete a finished run's records, unless another node has taken the run over."""
+        if self._fenced:
+            await cast(FencedStore, self.store).delete_owned_run(run_id, self.node)  # fenced by the store
+            return
+        if await self.owner_of(run_id) in (None, self.node):
+            await self.store.delete_run(run_id)
+
+    # -- questions -------------------------------------------------------------------------
+
+    async def save_question(self, question_id: str, record: QuestionRecord, expires_at: float) -> None:
+        value: dict[str, Any] = {
+            "run": record.run_id,
+            "seq": record.seq,
+            "digest": record.digest,
+            "message": record.message,
+            "schema": record.schema,
+            "route": record.route,
+            "mode": record.mode,
+            "secret": list(record.secret),
+            "obs": record.observable,
+            "cp": record.content_private,
+        }
+        if record.via is not None:
+            value.update(
+                via=record.via, ref=record.ref, node=record.node, tool=record.tool, h=record.hosted, e=expires_at
+            )
+        sealed = self._seal(record.principal, value, f"question:{question_id}")
+        await self.store.put_question(question_id, record.run_id, sealed, expires_at)
+
+    async def save_pending(self, run: Run, question: Question, expires_at: float) -> None:
+        """Record an open question of a hosted run, so any node can take its answer."""
+        assert question.route is not None, "a question is stored once its route is chosen"
+        record = QuestionRecord(
+            run_id=run.id,
+            seq=question.seq,
+            digest=question.digest,
+            message=question.message,
+            schema=question.schema.wire,
+            route=question.route,
+            principal=run.principal,
+            mode=question.mode,
+            secret=question.secret_fields,
+            observable=question.observable,
+            content_private=question.asked.content_private,
+        )
+        await self.save_question(question.id, record, expires_at)
+
+    def _question(self, question_id: str, principal: str | None, sealed: bytes) -> QuestionRecord | None:
+        value = self._opened(principal, sealed, f"question:{question_id}")
+        if value is None:
+            return None
+        return QuestionRecord(
+            run_id=value["run"],
+            seq=value["seq"],
+            digest=value["digest"],
+            message=value["message"],
+            schema=value["schema"],
+            route=value["route"],
+            principal=principal,
+            mode=value.get("mode", "form"),
+            secret=tuple(value.get("secret", ())),
+            # Records written before "obs" existed keep the rule they were written under: any link acknowledges.
+            observable=value.get("obs", value.get("mode") == "url"),
+            content_private=value.get("cp", False),
+            via=value.get("via"),
+            ref=value.get("ref"),
+            node=value.get("node"),
+            tool=value.get("tool"),
+            hosted=value.get("h", True),
+            expires_at=value.get("e", 0.0),
+        )
+
+    async def load_question(self, question_id: str, principal: str | None) -> QuestionRecord | None:
+        found = await self.store.get_question(question_id)
+        return None if found is None else self._question(question_id, principal, found[1])
+
+    async def run_questions(self, run_id: str, principal: str | None) -> dict[str, QuestionRecord]:
+        records = {}
+        for question_id, sealed in (await self.store.run_questions(run_id)).items():
+            record = self._question(question_id, principal, sealed)
+            if record is not None:
+                records[question_id] = record
+        return records
+
+    async def delete_question(self, question_id: str) -> None:
+        await self.store.delete_question(question_id)
+
+    # -- the journal, and the claims that take answers once --------------------------------
+
+    def _sealed_entry(self, run_id: str, principal: str | None, seq: int, entry: Entry) -> bytes:
+        value = {"k": entry.kind, "d": entry.digest, "a": entry.action, "c": entry.content, "v": entry.value}
+        return self._seal(principal, value, f"journal:{run_id}:{seq}", owned=False)
+
+    async def record(self, run_id: str, principal: str | None, seq: int, entry: Entry) -> bool:
+        """Journal `entry` at `seq`; False when that position already had one (the first writer wins)."""
+        return await self.store.append_journal(run_id, seq, self._sealed_entry(run_id, principal, seq, entry))
+
+    async def journal(self, run_id: str, principal: str | None) -> dict[int, Entry]:
+        """The run's journal. A tampered entry fails closed: it raises `TamperedRecord`."""
+        entries = {}
+        for seq, sealed in (await self.store.journal(run_id)).items():
+            value = self._opened(principal, sealed, f"journal:{run_id}:{seq}", owned=False)
+            if value is None:
+                raise TamperedRecord(f"journal entry {seq} of run {run_id} failed authentication")
+            entries[seq] = Entry(
+                kind=value["k"], digest=value["d"], action=value["a"], content=value["c"], value=value["v"]
+            )
+        return entries
+
+    async def take(
+        self,
+        run_id: str,
+        principal: str | None,
+        claim: Claim | None,
+        ttl: float,
+        entries: Mapping[int, Entry],
+        answered: Sequence[str],
+    ) -> set[int] | None:
+        """Journal answers and spend their `claim` once across every node.
+
+        None when the claim was spent already (nothing changes); else the positions this call journaled (the
+        others had an entry: the first writer wins). A `RoundStore` does it in one step and forgets the
+        `answered` questions' records too; another store journals each answer, then spends the claim. Without a
+        claim (the journal's first write is the once), only the entries are written.
+        """
+        sealed = {seq: self._sealed_entry(run_id, principal, seq, entry) for seq, entry in entries.items()}
+        if claim is None:
+            return {seq for seq, value in sealed.items() if await self.store.append_journal(run_id, seq, value)}
+        token, expires_at = spent_token(run_id, claim), time.time() + ttl
+        if self.closes_answered:
+            taken: set[int] | None = await cast(RoundStore, self.store).take_round(
+                run_id, token, expires_at, sealed, answered
+            )
+            return taken
+        written = {seq for seq, value in sealed.items() if await self.store.append_journal(run_id, seq, value)}
+        return written if await self.store.use_once(token, expires_at) else None
+
+    async def use_link(self, question_id: str, expires_at: float) -> bool:
+        """Spend a page link (once, across every node); False when it was already used."""
+        return await self.store.use_once(link_token(question_id), expires_at)
+
+    # -- tasks -----------------------------------------------------------------------------
+
+    async def save_task(self, run_id: str, principal: str | None, value: dict[str, Any], expires_at: float) -> None:
+        await self.store.put_task(run_id, self._seal(principal, value, f"task:{run_id}"), expires_at)
+
+    async def load_task(self, run_id: str, principal: str | None) -> dict[str, Any] | None:
+        sealed = await self.store.get_task(run_id)
+        return None if sealed is None else self._opened(principal, sealed, f"task:{run_id}")
+
+    # -- the inbox index -------------------------------------------------------------------
+
+    @staticmethod
+    def inbox_of(principal: str) -> str:
+        """The inbox's name in the store: a digest, so the principal itself is never stored in the clear."""
+        return hashlib.sha256(principal.encode("utf-8", "surrogatepass")).hexdigest()
+
+    async def file_in_inbox(self, principal: str, entry_id: str, value: dict[str, Any], expires_at: float) -> None:
+        sealed = self._seal(principal, value, f"inbox:{entry_id}")
+        await self.store.put_inbox_entry(self.inbox_of(principal), entry_id, sealed, expires_at)
+
+    async def inbox(self, principal: str) -> dict[str, dict[str, Any] | None]:
+        """The entries of `principal`'s inbox, by id (None for one that cannot be opened: another secret, altered)."""
+        entries = await self.store.inbox_entries(self.inbox_of(principal))
+        return {entry_id: self._opened(principal, sealed, f"inbox:{entry_id}") for entry_id, sealed in entries.items()}
+
+    async def unfile(self, principal: str, entry_id: str) -> None:
+        await self.store.delete_inbox_entry(self.inbox_of(principal), entry_id)
