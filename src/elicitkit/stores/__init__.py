@@ -10,9 +10,10 @@
 - **sqlite** keeps one file (`sqlite:///state.db` is relative to the working
   directory, `sqlite:////var/lib/app/state.db` absolute, as in SQLAlchemy); runs
   survive a restart or a crash of the process.
-- **redis** shares runs, journals and questions between nodes, with native TTLs,
-  and carries answers between them over pub/sub. It needs the `redis` extra:
-  `pip install 'elicitkit[redis]'`; its classes live in `elicitkit.stores.redis`.
+- **redis** shares runs, journals, questions, tasks and inbox entries between
+  nodes, with native TTLs, and carries answers between them over pub/sub. It
+  needs the `redis` extra: `pip install 'elicitkit[redis]'`; its classes live
+  in `elicitkit.stores.redis`.
 
 Every backend implements the `Store` and `Broker` protocols of
 `elicitkit.stores.base`; bring your own by implementing them. A broker that
@@ -27,6 +28,8 @@ agree on what the protocols leave open (the contract tests pin it):
 - a run's journal lives as long as the run: `delete_run` removes it, and once
   the run has expired `sweep()` does (Redis expires it with the run);
 - a question expires on its own expiry, not its run's;
+- a task and each web inbox entry expire on their own expiry, and `delete_run`
+  leaves them alone; an entry filed again under another inbox moves there;
 - a one-time token is refused until its `expires_at`, then forgotten and
   accepted again: give it an expiry no earlier than what it guards;
 - `math.inf` as an expiry means "never".

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 
 import anyio
@@ -72,7 +72,7 @@ class MemoryStore:
         self._questions.put(question_id, run_id, record, expires_at)
 
     async def get_question(self, question_id: str) -> tuple[str, bytes] | None:
-        return self._questions.get(question_id)
+        return self._questions.live(question_id)
 
     async def run_questions(self, run_id: str) -> dict[str, bytes]:
         return self._questions.group(run_id)
@@ -154,19 +154,31 @@ class MemoryStore:
         return True
 
 
-class _Filed:
-    """Records filed in groups (questions in their run, entries in their inbox), each with its own expiry."""
+class _Filed(Mapping[str, tuple[str, bytes, float]]):
+    """Records filed in groups (questions in their run, entries in their inbox), each with its own expiry.
+
+    Reads as a mapping of record id to (group, record, expiry), expired or not; changes only through its methods.
+    """
 
     def __init__(self) -> None:
         self._records: dict[str, tuple[str, bytes, float]] = {}
         self._groups: dict[str, set[str]] = {}
+
+    def __getitem__(self, record_id: str) -> tuple[str, bytes, float]:
+        return self._records[record_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._records)
+
+    def __len__(self) -> int:
+        return len(self._records)
 
     def put(self, record_id: str, group: str, record: bytes, expires_at: float) -> None:
         self.delete(record_id)
         self._records[record_id] = (group, record, expires_at)
         self._groups.setdefault(group, set()).add(record_id)
 
-    def get(self, record_id: str) -> tuple[str, bytes] | None:
+    def live(self, record_id: str) -> tuple[str, bytes] | None:
         """(group, record) of a live record, or None."""
         found = self._records.get(record_id)
         if found is None or found[2] <= time.time():
@@ -175,12 +187,12 @@ class _Filed:
 
     def group(self, group: str) -> dict[str, bytes]:
         now = time.time()
-        live: dict[str, bytes] = {}
+        found: dict[str, bytes] = {}
         for record_id in self._groups.get(group, ()):
             _, record, expires_at = self._records[record_id]
             if expires_at > now:
-                live[record_id] = record
-        return live
+                found[record_id] = record
+        return found
 
     def delete(self, record_id: str, *, group: str | None = None) -> None:
         """Forget a record; only when it is filed in `group`, if given."""
