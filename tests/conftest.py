@@ -9,7 +9,6 @@ import shutil
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, cast
 
-import anyio
 import pytest
 
 from tests.redis_server import MISSING, RedisServer
@@ -47,9 +46,9 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
     if shutil.which("redis-server") is None:
         pytest.fail(MISSING, pytrace=False)
     server = RedisServer(tmp_path_factory.mktemp("redis"))
-    # A session fixture outlives every test's event loop, so it drives the server from loops of its own.
-    anyio.run(server.start)
+    # Started without an event loop: the first test that asks for it may be running in one already.
+    server.start_blocking()
     try:
         yield server
     finally:
-        anyio.run(server.stop)
+        server.stop_blocking()

@@ -79,35 +79,42 @@ class RedisServer:
     def running(self) -> bool:
         return self._process is not None and self._process.poll() is None
 
-    async def start(self) -> None:
-        """Start the server; return once it accepts connections."""
+    def start_blocking(self) -> None:
+        """Start the server; return once it accepts connections. Needs no event loop (session fixtures call it
+        wherever the first test that asks for Redis happens to run)."""
         if self.running:
             raise RuntimeError(f"redis-server is already running on port {self.port}")
         ready = threading.Event()
         became_ready: list[bool] = []
         process = self._spawn(ready, became_ready)
         try:
-            with anyio.fail_after(self.startup_timeout):
-                # The reader thread sets `ready` on the READY line or when the output ends.
-                await anyio.to_thread.run_sync(ready.wait, abandon_on_cancel=True)
-        except TimeoutError:
-            await self.kill()
-            raise RuntimeError(
-                f"redis-server was not ready within {self.startup_timeout:g} s:\n{self._tail()}"
-            ) from None
+            # The reader thread sets `ready` on the READY line or when the output ends.
+            if not ready.wait(self.startup_timeout):
+                raise RuntimeError(f"redis-server was not ready within {self.startup_timeout:g} s:\n{self._tail()}")
+            if not became_ready:
+                raise RuntimeError(
+                    f"redis-server exited with {process.poll()} before it was ready:\n{self._tail()}"
+                )
         except BaseException:
-            with anyio.CancelScope(shield=True):
-                await self.kill()
+            self._process = None
+            if process.poll() is None:
+                process.kill()
+            process.wait()
             raise
-        if not became_ready:
-            await self.kill()
-            raise RuntimeError(f"redis-server exited with {process.returncode} before it was ready:\n{self._tail()}")
 
-    async def stop(self) -> None:
+    def stop_blocking(self) -> None:
         """Terminate the server (SIGTERM, which also flushes a persistent one) and wait for it to exit."""
         process, self._process = self._process, None
         if process is not None:
-            await anyio.to_thread.run_sync(self._terminate, process)
+            self._terminate(process)
+
+    async def start(self) -> None:
+        """`start_blocking`, from a test's event loop."""
+        await anyio.to_thread.run_sync(self.start_blocking)
+
+    async def stop(self) -> None:
+        """`stop_blocking`, from a test's event loop."""
+        await anyio.to_thread.run_sync(self.stop_blocking)
 
     async def kill(self) -> None:
         """Kill the server with SIGKILL, as a crash would, and reap it."""
