@@ -78,8 +78,17 @@ def test_the_sans_io_core_imports_neither_the_sdk_nor_an_event_loop() -> None:
                         assert imported.startswith("elicitkit._core"), f"{name} imports {imported}"
 
 
+# Long for a reason other than holding two concepts, each said here.
+WIDE = {
+    # The object users hold: one documented method per feature of the public API, each a call into the part that
+    # does the work (`Asking`, `Links`, `Hooks`, the engine). Splitting it would only scatter the API.
+    "elicitkit._elicitation": 720,
+}
+
+
 def test_no_module_is_longer_than_one_concept() -> None:
-    long = {name: n for name, p in _modules().items() if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    lengths = {name: len(p.read_text().splitlines()) for name, p in _modules().items()}
+    long = {name: n for name, n in lengths.items() if n > WIDE.get(name, MAX_LINES)}
     assert long == {}
 
 

@@ -789,7 +789,7 @@ async def test_with_the_error_policy_a_client_that_cannot_open_links_gets_an_err
 
 async def test_secure_form_results_never_carry_secrets_in_the_clear() -> None:
     from elicitkit._core.kinds import Answer
-    from elicitkit._engine.run import Question
+    from elicitkit._engine.question import Question
     from elicitkit._urlmode import REDACTED
 
     class Login(BaseModel):
@@ -819,9 +819,9 @@ async def test_a_link_minted_for_another_principal_is_refused_and_resumes_nothin
     hitl, answers = form_server()
     async with asking(hitl, mode) as scene:
         call, link, page = await scene.open()
-        real = hitl._tokens.read(link.rsplit("/", 1)[1], "form")
+        real = hitl._links.tokens.read(link.rsplit("/", 1)[1], "form")
         # A genuine token, sealed by the server, for the same question but someone else.
-        foreign = hitl._tokens.mint(Link(real.question_id, "mallory", "form", real.expires_at))
+        foreign = hitl._links.tokens.mint(Link(real.question_id, "mallory", "form", real.expires_at))
         foreign_link = f"{scene.base}/elicit/f/{foreign}"
         await assert_link_refused(scene, foreign_link, page, 410, "already answered, or it has expired")
         assert_open(hitl, call, answers)

@@ -10,20 +10,23 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import anyio
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context
 
 from elicitkit import _mcp
 from elicitkit._audit import Audited
-from elicitkit._core.kinds import Answer, Stage
+from elicitkit._core.kinds import Answer, Stage, new_id
 from elicitkit._engine.engine import Engine
-from elicitkit._engine.question import Question
+from elicitkit._engine.question import Asked, Question
 from elicitkit._engine.run import Run
+from elicitkit._helpers import FIELD
 from elicitkit._hookdata import Ask, Outcome, QuestionInfo
 from elicitkit._hooks import Hooks, pending
-from elicitkit._results import ElicitationResult
-from elicitkit._schema.compile import compile_schema
-from elicitkit._timeouts import check_message
+from elicitkit._results import Accepted, Cancelled, Declined, ElicitationResult
+from elicitkit._schema.compile import FormSchema, compile_schema
+from elicitkit._timeouts import Timeout, check_message, seconds
+from elicitkit.channels.base import Via
 
 __all__ = ["Asking", "Convert"]
 
@@ -32,10 +35,52 @@ Convert = Callable[[Question, Answer], ElicitationResult[Any]]
 
 
 class Asking:
-    def __init__(self, engine: Engine, hooks: Hooks, node: str) -> None:
+    """Every question's way: the server's defaults (timeout, channel), hooks, the engine, the audit trail."""
+
+    def __init__(self, engine: Engine, hooks: Hooks, node: str, *, timeout: float | None, via: Via | None) -> None:
         self.engine = engine
         self.hooks = hooks
         self.node = node
+        self.timeout = timeout
+        """Seconds to wait unless a call says otherwise (None: no limit)."""
+        self.via = via
+        """Where questions go unless a call says otherwise (None: the MCP client)."""
+
+    def limit(self, timeout: Timeout) -> float:
+        """The seconds a call waits, its own `timeout` or the server's."""
+        return seconds(timeout, self.timeout)
+
+    def destination(self, via: Via | None) -> Via | None:
+        """Where a question goes: the call's channel, else the server's; one that was not added fails now."""
+        chosen = via if via is not None else self.via
+        if chosen is not None:
+            self.engine.desk.channel(chosen)
+        return chosen
+
+    async def form(
+        self,
+        ctx: Context[Any, Any],
+        message: str,
+        schema: FormSchema,
+        timeout: Timeout,
+        *,
+        unwrap: bool,
+        via: Via | None = None,
+        task: bool = False,
+    ) -> ElicitationResult[Any]:
+        """Ask a form question (`unwrap`: a one-field helper's, whose `Accepted.data` is the bare value)."""
+        check_message(message)
+        limit = self.limit(timeout)
+        asked = Asked(new_id(), message, schema, via=self.destination(via), task=task)
+        question = Question(asked, anyio.current_time() + limit)
+
+        def convert(asked: Question, answer: Answer) -> ElicitationResult[Any]:
+            if answer.action == "accept":
+                data = asked.data_of(answer.content)
+                return Accepted(data=data[FIELD] if unwrap else data, content=dict(answer.content))
+            return Declined() if answer.action == "decline" else Cancelled()
+
+        return await self(ctx, question, limit, convert, rewritable=not unwrap)
 
     async def __call__(
         self,

@@ -3,29 +3,28 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import Any, Literal, TypeVar, overload
 
-import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from starlette.applications import Starlette
+from starlette.routing import Route
 
 from elicitkit import _elicit_tool, _mcp
 from elicitkit._asking import Asking
-from elicitkit._clients import ClientOverride, Mode
-from elicitkit._core.kinds import Answer, new_id
+from elicitkit._clients import ClientOverride
+from elicitkit._core.kinds import Mode, RouteName, Stage, new_id
 from elicitkit._crypto import PlainSealer, Sealer, secrets_from_env
 from elicitkit._engine.engine import Engine
 from elicitkit._engine.policy import Policy
-from elicitkit._engine.question import Asked, Question
 from elicitkit._fallback import DEFAULT_TOOL, Fallback, tool_description
-from elicitkit._helpers import FIELD, AskHelpers
-from elicitkit._hookapi import HookMethods
-from elicitkit._hooks import Hooks
-from elicitkit._results import Accepted, Cancelled, Declined, ElicitationResult
-from elicitkit._schema.compile import FormSchema, compile_schema
-from elicitkit._timeouts import SERVER_DEFAULT, Timeout, check_message, check_seconds, seconds
-from elicitkit._urlmode import UrlMode
+from elicitkit._helpers import TextFormat, choice_schema, choices_schema, confirm_schema, split_options, text_schema
+from elicitkit._hookdata import QuestionInfo
+from elicitkit._hooks import HookPoint, Hooks
+from elicitkit._results import ElicitationResult
+from elicitkit._schema.compile import compile_schema
+from elicitkit._timeouts import SERVER_DEFAULT, Timeout, check_seconds
+from elicitkit._urlmode import Links
 from elicitkit._web.app import PageIdentity
 from elicitkit._web.tokens import LinkTokens
 from elicitkit.channels.base import Channel, Via
@@ -36,6 +35,7 @@ from elicitkit.stores.memory import MemoryBroker
 __all__ = ["Elicitation"]
 
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
 
 logger = logging.getLogger("elicitkit")
 
@@ -43,7 +43,7 @@ DEFAULT_TIMEOUT = 300.0
 _ATTACHED = "_elicitkit_attached"
 
 
-class Elicitation(AskHelpers, UrlMode, HookMethods):
+class Elicitation:
     """Human-in-the-loop elicitation for an `MCPServer`, on every protocol era.
 
     ```python
@@ -164,7 +164,6 @@ class Elicitation(AskHelpers, UrlMode, HookMethods):
             )
         ttl = _mcp.request_state_ttl(server)
         self.server = server
-        self.timeout = timeout
         self.node_id = node_id or new_id()
         policy = Policy(
             # A retry after the SDK's requestState TTL is refused before it reaches a run: stop waiting then.
@@ -181,20 +180,17 @@ class Elicitation(AskHelpers, UrlMode, HookMethods):
             forward_timeout=forward_timeout,
             lease=lease,
         )
-        self._tokens = LinkTokens(secrets or None)
-        self._engine = Engine(policy, store=the_store, broker=broker, sealer=sealer, tokens=self._tokens)
+        tokens = LinkTokens(secrets or None)
+        self._engine = Engine(policy, store=the_store, broker=broker, sealer=sealer, tokens=tokens)
         self._hooks = Hooks()
-        self._asking = Asking(self._engine, self._hooks, self.node_id)
-        self._page_identity = page_identity
-        self._public_url = None
-        self.public_url = public_url
-        self.via = via
-        self._engine.desk.base_url = self._base
-        self._engine.desk.page_identity = page_identity
+        self._asking = Asking(self._engine, self._hooks, self.node_id, timeout=timeout, via=None)
+        self._links = Links(self._engine, self._asking, tokens, public_url=public_url, page_identity=page_identity)
+        desk = self._engine.desk
+        desk.base_url = self._links.base
+        desk.page_identity = page_identity
         for channel in channels:
-            self._engine.desk.add(channel)
-        if via is not None:
-            self._engine.desk.channel(via)  # a default that names no added channel fails now, not at the first ask
+            desk.add(channel)
+        self.via = via  # a default that names no added channel fails now, not at the first ask
         setattr(server, _ATTACHED, self)
         server.middleware.append(self._engine.middleware)
         _mcp.wrap_lifespan(server, self._engine.host)
@@ -211,6 +207,48 @@ class Elicitation(AskHelpers, UrlMode, HookMethods):
                 description=tool_description(fallback_tool),
                 structured_output=False,
             )
+
+    # -- settings ---------------------------------------------------------------------------
+
+    @property
+    def timeout(self) -> float | None:
+        """Seconds to wait for each answer unless a call says otherwise (None: no limit)."""
+        return self._asking.timeout
+
+    @timeout.setter
+    def timeout(self, value: float | None) -> None:
+        check_seconds(value)
+        self._asking.timeout = value
+
+    @property
+    def via(self) -> Via | None:
+        """Where questions go unless a call says otherwise: a channel, or None for the MCP client."""
+        return self._asking.via
+
+    @via.setter
+    def via(self, value: Via | None) -> None:
+        if value is not None:
+            self._engine.desk.channel(value)  # fails clearly when no such channel was added
+        self._asking.via = value
+
+    @property
+    def public_url(self) -> str | None:
+        """Where elicitkit's pages are reachable from the person's browser, e.g. `https://mcp.example.com`."""
+        return self._links.public_url
+
+    @public_url.setter
+    def public_url(self, value: str | None) -> None:
+        self._links.public_url = value
+
+    @property
+    def page_identity(self) -> PageIdentity | None:
+        """`async (request) -> principal`: who opens a page, checked against who was asked (None: not checked)."""
+        return self._links.page_identity
+
+    def routes(self) -> list[Route]:
+        """elicitkit's page routes and its channels' callbacks, to add to your own Starlette/FastAPI app (next to
+        the mounted MCP app)."""
+        return self._links.routes()
 
     def http_app(self, **options: Any) -> Starlette:
         """One ASGI app: the MCP streamable-HTTP endpoint at `/mcp` and elicitkit's pages under `/elicit/`.
@@ -264,14 +302,8 @@ class Elicitation(AskHelpers, UrlMode, HookMethods):
         Raises:
             ValueError: a destination names a channel that was not added, or there is none.
         """
-        limit = seconds(timeout, self.timeout)
+        limit = self._asking.limit(timeout)
         _elicit_tool.install(self.server, self.elicit, self.channel_names, destinations or {}, name, limit)
-
-    def _destination(self, via: Via | None) -> Via | None:
-        chosen = via if via is not None else self.via
-        if chosen is not None:
-            self._engine.desk.channel(chosen)  # fails clearly when no such channel was added
-        return chosen
 
     @property
     def active_runs(self) -> int:
@@ -358,31 +390,309 @@ class Elicitation(AskHelpers, UrlMode, HookMethods):
             ElicitationNotSupported: the client cannot show forms.
             ElicitationClientError: the client failed the request.
         """
-        return await self._ask(ctx, message, compile_schema(schema), timeout, unwrap=False, via=via, task=task)
+        return await self._asking.form(ctx, message, compile_schema(schema), timeout, unwrap=False, via=via, task=task)
 
-    async def _ask(
+    # -- one-field questions ------------------------------------------------------------------
+
+    async def confirm(
         self,
         ctx: Context[Any, Any],
         message: str,
-        schema: FormSchema,
-        timeout: Timeout,
         *,
-        unwrap: bool,
+        title: str | None = None,
+        description: str | None = None,
+        default: bool = False,
+        timeout: Timeout = SERVER_DEFAULT,
         via: Via | None = None,
-        task: bool = False,
-    ) -> ElicitationResult[Any]:
-        check_message(message)
-        limit = seconds(timeout, self.timeout)
-        asked = Asked(new_id(), message, schema, via=self._destination(via), task=task)
-        question = Question(asked, anyio.current_time() + limit)
+    ) -> ElicitationResult[bool]:
+        """Ask a yes/no question; `Accepted.data` is the checkbox's value."""
+        schema = confirm_schema(title, description, default)
+        result: ElicitationResult[bool] = await self._asking.form(ctx, message, schema, timeout, unwrap=True, via=via)
+        return result
 
-        def convert(asked: Question, answer: Answer) -> ElicitationResult[Any]:
-            if answer.action == "accept":
-                data = asked.data_of(answer.content)
-                return Accepted(data=data[FIELD] if unwrap else data, content=dict(answer.content))
-            return Declined() if answer.action == "decline" else Cancelled()
+    async def text(
+        self,
+        ctx: Context[Any, Any],
+        message: str,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        min_length: int | None = None,
+        max_length: int | None = None,
+        format: TextFormat | None = None,
+        default: str | None = None,
+        timeout: Timeout = SERVER_DEFAULT,
+        via: Via | None = None,
+    ) -> ElicitationResult[str]:
+        """Ask for a line of text (optionally an email, URI, date or date-time)."""
+        schema = text_schema(title, description, min_length, max_length, format, default)
+        result: ElicitationResult[str] = await self._asking.form(ctx, message, schema, timeout, unwrap=True, via=via)
+        return result
 
-        return await self._asking(ctx, question, limit, convert, rewritable=not unwrap)
+    async def choice(
+        self,
+        ctx: Context[Any, Any],
+        message: str,
+        options: Sequence[str],
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        default: str | None = None,
+        timeout: Timeout = SERVER_DEFAULT,
+        via: Via | None = None,
+    ) -> ElicitationResult[str]:
+        """Ask for one of `options`; `Accepted.data` is the chosen value."""
+        values, titles = split_options(options)
+        schema = choice_schema(values, titles, title, description, default)
+        result: ElicitationResult[str] = await self._asking.form(ctx, message, schema, timeout, unwrap=True, via=via)
+        return result
+
+    async def titled_choice(
+        self,
+        ctx: Context[Any, Any],
+        message: str,
+        options: Mapping[str, str],
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        default: str | None = None,
+        timeout: Timeout = SERVER_DEFAULT,
+        via: Via | None = None,
+    ) -> ElicitationResult[str]:
+        """Ask for one of `options` (value -> display title); `Accepted.data` is the value."""
+        values, titles = split_options(options)
+        schema = choice_schema(values, titles, title, description, default)
+        result: ElicitationResult[str] = await self._asking.form(ctx, message, schema, timeout, unwrap=True, via=via)
+        return result
+
+    async def choices(
+        self,
+        ctx: Context[Any, Any],
+        message: str,
+        options: Sequence[str],
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        min_items: int | None = None,
+        max_items: int | None = None,
+        default: Sequence[str] | None = None,
+        timeout: Timeout = SERVER_DEFAULT,
+        via: Via | None = None,
+    ) -> ElicitationResult[list[str]]:
+        """Ask for several of `options` (multi-select); `Accepted.data` is the chosen values."""
+        values, titles = split_options(options)
+        chosen = None if default is None else tuple(default)
+        schema = choices_schema(values, titles, title, description, min_items, max_items, chosen)
+        result: ElicitationResult[list[str]] = await self._asking.form(
+            ctx, message, schema, timeout, unwrap=True, via=via
+        )
+        return result
+
+    async def titled_choices(
+        self,
+        ctx: Context[Any, Any],
+        message: str,
+        options: Mapping[str, str],
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        min_items: int | None = None,
+        max_items: int | None = None,
+        default: Sequence[str] | None = None,
+        timeout: Timeout = SERVER_DEFAULT,
+        via: Via | None = None,
+    ) -> ElicitationResult[list[str]]:
+        """Multi-select with display titles (value -> title); `Accepted.data` is the chosen values."""
+        return await self.choices(
+            ctx,
+            message,
+            options,  # type: ignore[arg-type]  # a mapping's keys are the values, its values the titles
+            title=title,
+            description=description,
+            min_items=min_items,
+            max_items=max_items,
+            default=default,
+            timeout=timeout,
+            via=via,
+        )
+
+    # -- links --------------------------------------------------------------------------------
+
+    async def elicit_url(
+        self,
+        ctx: Context[Any, Any],
+        message: str,
+        url: str,
+        *,
+        timeout: Timeout = SERVER_DEFAULT,
+        required_error: bool = False,
+        elicitation_id: str | None = None,
+    ) -> ElicitationResult[None]:
+        """Send the person to `url`; `Accepted` means they agreed to open it.
+
+        With `required_error=True`, a 2025-11-25 call fails with the spec's
+        `-32042` URL-required error instead (for tools that prefer to fail and be
+        called again); 2026-07-28 asks in the `InputRequiredResult` as usual.
+        `elicitation_id` is the id the client is given (its `elicitationId` on
+        2025-11-25, the input request's key on 2026-07-28); by default a random
+        one. Give your own when the page behind `url` must know it.
+
+        Raises:
+            ValueError: the URL is not https (or loopback http) or carries credentials, or the id is not 1 to
+                128 letters, digits, `-` and `_`.
+            ElicitationNotSupported: the client cannot open links and the fallback does not apply.
+        """
+        return await self._links.elicit_url(
+            ctx, message, url, timeout=timeout, required_error=required_error, elicitation_id=elicitation_id
+        )
+
+    async def secure_form(
+        self,
+        ctx: Context[Any, Any],
+        message: str,
+        schema: type[T],
+        *,
+        timeout: Timeout = SERVER_DEFAULT,
+        via: Via | None = None,
+    ) -> ElicitationResult[T]:
+        """Ask on elicitkit's own page: for secrets, which must never pass through the client or the model.
+
+        The client is asked in URL mode to open a sealed, expiring, one-time
+        link; the person fills the form there (`SecretStr` fields are password
+        inputs); the tool receives the validated answer as an instance of `schema`.
+        With `via` (or the server-wide `via`), the question goes to that channel
+        instead, whose message gives each approver who asks a one-time link of their own.
+        """
+        return await self._links.secure_form(ctx, message, schema, timeout=timeout, via=via)
+
+    async def url_flow(
+        self,
+        ctx: Context[Any, Any],
+        message: str,
+        start: Callable[[str, str], str],
+        *,
+        timeout: Timeout = SERVER_DEFAULT,
+    ) -> ElicitationResult[dict[str, str]]:
+        """Run a third-party flow that redirects back to elicitkit.
+
+        `start(callback_url, state)` returns the URL to send the person to (for
+        OAuth: the authorize URL with `redirect_uri=callback_url&state=state`).
+        When the third party redirects to the callback, `Accepted.data` holds
+        its query parameters (`code`, or `error`, …) without `state`.
+        """
+        return await self._links.url_flow(ctx, message, start, timeout=timeout)
+
+    # -- hooks (see `elicitkit._hooks` for when each runs) ----------------------------------------
+    #
+    # Each decorator works bare or with filters, and returns the function unchanged. Filters narrow which
+    # questions a hook sees: `tools` (the asking tool's name), `modes` (`"form"`, `"url"`), `routes` (not for
+    # `around` and `before_ask`, which run before the route is chosen), `when` (any predicate on the
+    # `QuestionInfo`), and for `after_ask` the `stages` to be told of (`"stored"`, `"sent"`; both by default).
+
+    def _register(self, point: HookPoint, fn: F | None, **filters: Any) -> F | Callable[[F], F]:
+        def register(hook: F) -> F:
+            self._hooks.add(point, hook, **filters)
+            return hook
+
+        return register if fn is None else register(fn)
+
+    @overload
+    def around(self, fn: F, /) -> F: ...
+    @overload
+    def around(
+        self,
+        fn: None = None,
+        /,
+        *,
+        tools: Collection[str] | None = None,
+        modes: Collection[Mode] | None = None,
+        when: Callable[[QuestionInfo], bool] | None = None,
+    ) -> Callable[[F], F]: ...
+    def around(self, fn: Any = None, /, *, tools: Any = None, modes: Any = None, when: Any = None) -> Any:
+        """`async (question, call_next) -> result`: wrap a whole question (`await call_next()` asks it)."""
+        return self._register("around", fn, tools=tools, modes=modes, when=when)
+
+    @overload
+    def before_ask(self, fn: F, /) -> F: ...
+    @overload
+    def before_ask(
+        self,
+        fn: None = None,
+        /,
+        *,
+        tools: Collection[str] | None = None,
+        modes: Collection[Mode] | None = None,
+        when: Callable[[QuestionInfo], bool] | None = None,
+    ) -> Callable[[F], F]: ...
+    def before_ask(self, fn: Any = None, /, *, tools: Any = None, modes: Any = None, when: Any = None) -> Any:
+        """`(question) -> Ask | None`: rewrite the message or schema before it is asked; raise to veto."""
+        return self._register("before_ask", fn, tools=tools, modes=modes, when=when)
+
+    @overload
+    def after_ask(self, fn: F, /) -> F: ...
+    @overload
+    def after_ask(
+        self,
+        fn: None = None,
+        /,
+        *,
+        tools: Collection[str] | None = None,
+        modes: Collection[Mode] | None = None,
+        routes: Collection[RouteName] | None = None,
+        stages: Collection[Stage] = (),
+        when: Callable[[QuestionInfo], bool] | None = None,
+    ) -> Callable[[F], F]: ...
+    def after_ask(
+        self,
+        fn: Any = None,
+        /,
+        *,
+        tools: Any = None,
+        modes: Any = None,
+        routes: Any = None,
+        stages: Any = (),
+        when: Any = None,
+    ) -> Any:
+        """`(question, stage) -> None`: observe a question reaching a stage on its route (`question.route` is set)."""
+        return self._register("after_ask", fn, tools=tools, modes=modes, routes=routes, stages=stages, when=when)
+
+    @overload
+    def before_answer(self, fn: F, /) -> F: ...
+    @overload
+    def before_answer(
+        self,
+        fn: None = None,
+        /,
+        *,
+        tools: Collection[str] | None = None,
+        modes: Collection[Mode] | None = None,
+        routes: Collection[RouteName] | None = None,
+        when: Callable[[QuestionInfo], bool] | None = None,
+    ) -> Callable[[F], F]: ...
+    def before_answer(
+        self, fn: Any = None, /, *, tools: Any = None, modes: Any = None, routes: Any = None, when: Any = None
+    ) -> Any:
+        """`(question, result) -> result | None`: rewrite or veto a validated answer before the tool sees it."""
+        return self._register("before_answer", fn, tools=tools, modes=modes, routes=routes, when=when)
+
+    @overload
+    def after_answer(self, fn: F, /) -> F: ...
+    @overload
+    def after_answer(
+        self,
+        fn: None = None,
+        /,
+        *,
+        tools: Collection[str] | None = None,
+        modes: Collection[Mode] | None = None,
+        routes: Collection[RouteName] | None = None,
+        when: Callable[[QuestionInfo], bool] | None = None,
+    ) -> Callable[[F], F]: ...
+    def after_answer(
+        self, fn: Any = None, /, *, tools: Any = None, modes: Any = None, routes: Any = None, when: Any = None
+    ) -> Any:
+        """`(question, outcome) -> None`: observe what the tool got, a result or an error."""
+        return self._register("after_answer", fn, tools=tools, modes=modes, routes=routes, when=when)
 
 
 async def _send_elicitation_result(

@@ -206,7 +206,7 @@ def parse_send_args(arguments: Any, tool: str) -> SendResultArgs | CallToolResul
         # A link's accept carries nothing; a form's accept without content is refused with its question's fields.
         return SendResultArgs(elicit_id, action, None)
     if not isinstance(content, Mapping):
-        return error_result(f'{tool}: content must be an object with the answer\'s fields')
+        return error_result(f"{tool}: content must be an object with the answer's fields")
     return SendResultArgs(elicit_id, action, dict(content))
 
 

@@ -1,7 +1,7 @@
 """One-field forms for the common questions: confirm, text, choice, choices.
 
 Each builds a cached `FormSchema` with a single property, `value`; the helper
-methods on `Elicitation` unwrap it so `Accepted.data` is the bare value.
+methods on `Elicitation` ask it and unwrap it, so `Accepted.data` is the bare value.
 """
 
 from __future__ import annotations
@@ -10,18 +10,13 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any, Literal
 
-from mcp.server.mcpserver import Context
-
-from elicitkit._results import ElicitationResult
 from elicitkit._schema.choices import multi_select, single_select
 from elicitkit._schema.compile import FormSchema
 from elicitkit._schema.restricted import check_raw_schema
-from elicitkit._timeouts import SERVER_DEFAULT, Timeout
-from elicitkit.channels.base import Via
 
 __all__ = [
     "FIELD",
-    "AskHelpers",
+    "TextFormat",
     "choice_schema",
     "choices_schema",
     "confirm_schema",
@@ -120,159 +115,3 @@ def _check_default(values: tuple[str, ...], defaults: Sequence[str]) -> None:
     unknown = [d for d in defaults if d not in values]
     if unknown:
         raise ValueError(f"default {unknown!r} is not among the options {list(values)!r}")
-
-
-class AskHelpers:
-    """The one-field questions, on `Elicitation`; each returns the bare value in `Accepted.data`."""
-
-    async def _ask(
-        self,
-        ctx: Context[Any, Any],
-        message: str,
-        schema: FormSchema,
-        timeout: Timeout,
-        *,
-        unwrap: bool,
-        via: Via | None = None,
-        task: bool = False,
-    ) -> ElicitationResult[Any]:
-        raise NotImplementedError
-
-    async def confirm(
-        self,
-        ctx: Context[Any, Any],
-        message: str,
-        *,
-        title: str | None = None,
-        description: str | None = None,
-        default: bool = False,
-        timeout: Timeout = SERVER_DEFAULT,
-        via: Via | None = None,
-    ) -> ElicitationResult[bool]:
-        """Ask a yes/no question; `Accepted.data` is the checkbox's value."""
-        result: ElicitationResult[bool] = await self._ask(
-            ctx, message, confirm_schema(title, description, default), timeout, unwrap=True, via=via
-        )
-        return result
-
-    async def text(
-        self,
-        ctx: Context[Any, Any],
-        message: str,
-        *,
-        title: str | None = None,
-        description: str | None = None,
-        min_length: int | None = None,
-        max_length: int | None = None,
-        format: TextFormat | None = None,
-        default: str | None = None,
-        timeout: Timeout = SERVER_DEFAULT,
-        via: Via | None = None,
-    ) -> ElicitationResult[str]:
-        """Ask for a line of text (optionally an email, URI, date or date-time)."""
-        schema = text_schema(title, description, min_length, max_length, format, default)
-        result: ElicitationResult[str] = await self._ask(ctx, message, schema, timeout, unwrap=True, via=via)
-        return result
-
-    async def choice(
-        self,
-        ctx: Context[Any, Any],
-        message: str,
-        options: Sequence[str],
-        *,
-        title: str | None = None,
-        description: str | None = None,
-        default: str | None = None,
-        timeout: Timeout = SERVER_DEFAULT,
-        via: Via | None = None,
-    ) -> ElicitationResult[str]:
-        """Ask for one of `options`; `Accepted.data` is the chosen value."""
-        return await self._choice(ctx, message, options, title, description, default, timeout, via)
-
-    async def titled_choice(
-        self,
-        ctx: Context[Any, Any],
-        message: str,
-        options: Mapping[str, str],
-        *,
-        title: str | None = None,
-        description: str | None = None,
-        default: str | None = None,
-        timeout: Timeout = SERVER_DEFAULT,
-        via: Via | None = None,
-    ) -> ElicitationResult[str]:
-        """Ask for one of `options` (value -> display title); `Accepted.data` is the value."""
-        return await self._choice(ctx, message, options, title, description, default, timeout, via)
-
-    async def choices(
-        self,
-        ctx: Context[Any, Any],
-        message: str,
-        options: Sequence[str],
-        *,
-        title: str | None = None,
-        description: str | None = None,
-        min_items: int | None = None,
-        max_items: int | None = None,
-        default: Sequence[str] | None = None,
-        timeout: Timeout = SERVER_DEFAULT,
-        via: Via | None = None,
-    ) -> ElicitationResult[list[str]]:
-        """Ask for several of `options` (multi-select); `Accepted.data` is the chosen values."""
-        return await self._choices(
-            ctx, message, options, title, description, min_items, max_items, default, timeout, via
-        )
-
-    async def titled_choices(
-        self,
-        ctx: Context[Any, Any],
-        message: str,
-        options: Mapping[str, str],
-        *,
-        title: str | None = None,
-        description: str | None = None,
-        min_items: int | None = None,
-        max_items: int | None = None,
-        default: Sequence[str] | None = None,
-        timeout: Timeout = SERVER_DEFAULT,
-        via: Via | None = None,
-    ) -> ElicitationResult[list[str]]:
-        """Multi-select with display titles (value -> title); `Accepted.data` is the chosen values."""
-        return await self._choices(
-            ctx, message, options, title, description, min_items, max_items, default, timeout, via
-        )
-
-    async def _choice(
-        self,
-        ctx: Context[Any, Any],
-        message: str,
-        options: Sequence[str] | Mapping[str, str],
-        title: str | None,
-        description: str | None,
-        default: str | None,
-        timeout: Timeout,
-        via: Via | None,
-    ) -> ElicitationResult[str]:
-        values, titles = split_options(options)
-        schema = choice_schema(values, titles, title, description, default)
-        result: ElicitationResult[str] = await self._ask(ctx, message, schema, timeout, unwrap=True, via=via)
-        return result
-
-    async def _choices(
-        self,
-        ctx: Context[Any, Any],
-        message: str,
-        options: Sequence[str] | Mapping[str, str],
-        title: str | None,
-        description: str | None,
-        min_items: int | None,
-        max_items: int | None,
-        default: Sequence[str] | None,
-        timeout: Timeout,
-        via: Via | None,
-    ) -> ElicitationResult[list[str]]:
-        values, titles = split_options(options)
-        chosen = None if default is None else tuple(default)
-        schema = choices_schema(values, titles, title, description, min_items, max_items, chosen)
-        result: ElicitationResult[list[str]] = await self._ask(ctx, message, schema, timeout, unwrap=True, via=via)
-        return result

@@ -1,4 +1,4 @@
-"""URL mode: links the person opens, on both eras, with elicitkit's own pages behind them.
+"""URL mode: links the person opens, on both eras, with elicitkit's own pages behind them (`Links`).
 
 - `elicit_url(ctx, message, url)` sends the person to any https URL; `accept`
   means they agreed to open it, as the spec says.
@@ -14,7 +14,7 @@ import ipaddress
 import re
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import anyio
@@ -24,22 +24,20 @@ from mcp_types import ElicitRequestURLParams
 from starlette.routing import Route
 
 from elicitkit import _mcp
+from elicitkit._asking import Asking
 from elicitkit._core.kinds import Answer, new_id
+from elicitkit._engine.engine import Engine
 from elicitkit._engine.question import Asked, Question
 from elicitkit._errors import ElicitationError
 from elicitkit._results import Accepted, Cancelled, Declined, ElicitationResult
 from elicitkit._schema.compile import FormSchema, compile_schema
 from elicitkit._schema.validate import to_data
-from elicitkit._timeouts import LINK_LIFETIME_MAX, SERVER_DEFAULT, Timeout, check_message, seconds
+from elicitkit._timeouts import LINK_LIFETIME_MAX, SERVER_DEFAULT, Timeout, check_message
 from elicitkit._web.app import PageIdentity, Pages
 from elicitkit._web.tokens import Link, LinkTokens
+from elicitkit.channels.base import Via
 
-if TYPE_CHECKING:
-    from elicitkit._asking import Asking
-    from elicitkit._engine.engine import Engine
-    from elicitkit.channels.base import Via
-
-__all__ = ["UrlMode", "check_elicitation_id", "check_url"]
+__all__ = ["Links", "check_elicitation_id", "check_url"]
 
 T = TypeVar("T")
 REDACTED = "**********"
@@ -82,21 +80,26 @@ def _loopback(host: str) -> bool:
         return False
 
 
-class UrlMode:
-    """The URL-mode methods of `Elicitation`."""
+class Links:
+    """URL-mode questions and the pages behind them: the link tokens, where the pages are reachable, who may
+    open them. `Elicitation`'s URL methods are this object's."""
 
-    _engine: Engine
-    _asking: Asking
-    _tokens: LinkTokens
-    timeout: float | None
-    _public_url: str | None
-    _page_identity: PageIdentity | None
-    _destination: Callable[[Via | None], Via | None]
-
-    @property
-    def page_identity(self) -> PageIdentity | None:
+    def __init__(
+        self,
+        engine: Engine,
+        asking: Asking,
+        tokens: LinkTokens,
+        *,
+        public_url: str | None,
+        page_identity: PageIdentity | None,
+    ) -> None:
+        self.engine = engine
+        self.asking = asking
+        self.tokens = tokens
+        self.page_identity = page_identity
         """`async (request) -> principal`: who opens a page, checked against who was asked (None: not checked)."""
-        return self._page_identity
+        self._public_url: str | None = None
+        self.public_url = public_url
 
     @property
     def public_url(self) -> str | None:
@@ -108,12 +111,12 @@ class UrlMode:
         self._public_url = check_url(value).rstrip("/") if value is not None else None
 
     def routes(self) -> list[Route]:
-        """elicitkit's page routes, to add to your own Starlette/FastAPI app (next to the mounted MCP app)."""
-        engine = self._engine
-        pages = Pages(engine.answers, self._tokens, self).routes()
+        """elicitkit's page routes and every added channel's callbacks."""
+        engine = self.engine
+        pages = Pages(engine.answers, self.tokens, self).routes()
         return pages + [route for channel in engine.desk.channels.values() for route in channel.routes()]
 
-    def _base(self) -> str:
+    def base(self) -> str:
         if self._public_url is None:
             raise ElicitationError(
                 "elicitkit's pages need a public address: Elicitation(server, public_url='https://your.host')"
@@ -130,29 +133,16 @@ class UrlMode:
         required_error: bool = False,
         elicitation_id: str | None = None,
     ) -> ElicitationResult[None]:
-        """Send the person to `url`; `Accepted` means they agreed to open it.
-
-        With `required_error=True`, a 2025-11-25 call fails with the spec's
-        `-32042` URL-required error instead (for tools that prefer to fail and be
-        called again); 2026-07-28 asks in the `InputRequiredResult` as usual.
-        `elicitation_id` is the id the client is given (its `elicitationId` on
-        2025-11-25, the input request's key on 2026-07-28); by default a random
-        one. Give your own when the page behind `url` must know it.
-
-        Raises:
-            ValueError: the URL is not https (or loopback http) or carries credentials, or the id is not 1 to
-                128 letters, digits, `-` and `_`.
-            ElicitationNotSupported: the client cannot open links and the fallback does not apply.
-        """
+        """`Elicitation.elicit_url`."""
         check_message(message)
         check_url(url)
         question_id = new_id() if elicitation_id is None else check_elicitation_id(elicitation_id)
         if required_error and not _mcp.is_mrtr(ctx.request_context.protocol_version):
             params = ElicitRequestURLParams(mode="url", message=message, url=url, elicitation_id=question_id)
             raise UrlElicitationRequiredError([params])
-        limit = seconds(timeout, self.timeout)
+        limit = self.asking.limit(timeout)
         question = self._url_question(message, url, _NO_FIELDS, limit, observable=False, question_id=question_id)
-        return await self._asking(ctx, question, limit, lambda _, answer: _outcome(answer.action, None, {}))
+        return await self.asking(ctx, question, limit, lambda _, answer: _outcome(answer.action, None, {}))
 
     async def secure_form(
         self,
@@ -163,17 +153,10 @@ class UrlMode:
         timeout: Timeout = SERVER_DEFAULT,
         via: Via | None = None,
     ) -> ElicitationResult[T]:
-        """Ask on elicitkit's own page: for secrets, which must never pass through the client or the model.
-
-        The client is asked in URL mode to open a sealed, expiring, one-time
-        link; the person fills the form there (`SecretStr` fields are password
-        inputs); the tool receives the validated answer as an instance of `schema`.
-        With `via` (or the server-wide `via`), the question goes to that channel
-        instead, whose message gives each approver who asks a one-time link of their own.
-        """
+        """`Elicitation.secure_form`."""
         form = compile_schema(schema, secrets=True)
         check_message(message)
-        limit = seconds(timeout, self.timeout)
+        limit = self.asking.limit(timeout)
 
         def convert(_: Question, answer: Answer) -> ElicitationResult[Any]:
             if answer.action != "accept":
@@ -182,16 +165,16 @@ class UrlMode:
             content = {k: (REDACTED if k in form.secret_fields else v) for k, v in (answer.content or {}).items()}
             return Accepted(data=to_data(form, answer.content), content=content)
 
-        chosen = self._destination(via)
+        chosen = self.asking.destination(via)
         if chosen is not None:
             asked = Asked(new_id(), message, form, secret_fields=form.secret_fields, via=chosen)
             question = Question(asked, anyio.current_time() + limit)
-            return await self._asking(ctx, question, limit, convert)
+            return await self.asking(ctx, question, limit, convert)
         question_id = new_id()
-        token = self._tokens.mint(Link(question_id, _mcp.principal(ctx.request_context), "form", _link_expiry(limit)))
-        url = f"{self._base()}/elicit/f/{token}"
+        token = self.tokens.mint(Link(question_id, _mcp.principal(ctx.request_context), "form", _link_expiry(limit)))
+        url = f"{self.base()}/elicit/f/{token}"
         question = self._url_question(message, url, form, limit, observable=True, question_id=question_id)
-        return await self._asking(ctx, question, limit, convert)
+        return await self.asking(ctx, question, limit, convert)
 
     async def url_flow(
         self,
@@ -201,22 +184,16 @@ class UrlMode:
         *,
         timeout: Timeout = SERVER_DEFAULT,
     ) -> ElicitationResult[dict[str, str]]:
-        """Run a third-party flow that redirects back to elicitkit.
-
-        `start(callback_url, state)` returns the URL to send the person to (for
-        OAuth: the authorize URL with `redirect_uri=callback_url&state=state`).
-        When the third party redirects to the callback, `Accepted.data` holds
-        its query parameters (`code`, or `error`, …) without `state`.
-        """
+        """`Elicitation.url_flow`."""
         check_message(message)
-        limit = seconds(timeout, self.timeout)
+        limit = self.asking.limit(timeout)
         question_id = new_id()
         principal = _mcp.principal(ctx.request_context)
-        state = self._tokens.mint(Link(question_id, principal, "callback", _link_expiry(limit)))
-        target = check_url(start(f"{self._base()}/elicit/cb", state))
+        state = self.tokens.mint(Link(question_id, principal, "callback", _link_expiry(limit)))
+        target = check_url(start(f"{self.base()}/elicit/cb", state))
         # The person goes through elicitkit first, which binds their browser: the callback must come back to it.
-        go = self._tokens.mint(Link(question_id, principal, "go", _link_expiry(limit), target=target))
-        url = f"{self._base()}/elicit/go/{go}"
+        go = self.tokens.mint(Link(question_id, principal, "go", _link_expiry(limit), target=target))
+        url = f"{self.base()}/elicit/go/{go}"
         question = self._url_question(
             message, url, _NO_FIELDS, limit, observable=True, question_id=question_id, content_private=True
         )
@@ -225,7 +202,7 @@ class UrlMode:
             content = answer.content if isinstance(answer.content, Mapping) else {}
             return _outcome(answer.action, {str(k): str(v) for k, v in content.items()}, dict(content))
 
-        return await self._asking(ctx, question, limit, convert)
+        return await self.asking(ctx, question, limit, convert)
 
     def _url_question(
         self,

@@ -2,15 +2,15 @@
 
 An answer is taken once, across every node, by spending a *claim* under its
 run: the round nonce a 2026-07-28 retry echoes, the `elicitId` the model
-answers, or the question a page or a channel answers. A page link is spent
-once by itself, before the answer it carries is taken.
+answers, or the question a page or a channel answers (so a page link, too,
+works once).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Claim", "link_token", "spent_token"]
+__all__ = ["Claim", "spent_token"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,8 +34,3 @@ class Claim:
 def spent_token(run_id: str, claim: Claim) -> str:
     """The store token of `claim` under its run, the same whichever node spends it."""
     return f"round:{run_id}:{claim.text}"
-
-
-def link_token(question_id: str) -> str:
-    """The store token of a page link (a secure form, a third-party callback): it works once."""
-    return f"link:{question_id}"

@@ -3,7 +3,7 @@
 - **runs**: a hosted run's tool, arguments and era, with the node that owns it;
 - **questions**: a run's open questions (sealed with what a page or another node needs to take their answer);
 - **the journal**: by position, each answer (pinned to the digest of the question asked) and each `step` result;
-- **claims and links**: the one-time tokens an answer or a page link spends (named in `_core/once.py`);
+- **claims**: the one-time tokens an answer spends (named in `_core/once.py`);
 - **tasks**: an MCP task's status and outcome;
 - **the inbox index**: the open questions each person's web inbox shows.
 
@@ -24,7 +24,7 @@ from typing import Any, Protocol, cast
 
 from elicitkit._core.journal import Entry
 from elicitkit._core.kinds import Mode, RouteName
-from elicitkit._core.once import Claim, link_token, spent_token
+from elicitkit._core.once import Claim, spent_token
 from elicitkit._crypto import PlainSealer
 from elicitkit._engine.question import Question
 from elicitkit._engine.run import Run
@@ -295,10 +295,6 @@ class Records:
             return taken
         written = {seq for seq, value in sealed.items() if await self.store.append_journal(run_id, seq, value)}
         return written if await self.store.use_once(token, expires_at) else None
-
-    async def use_link(self, question_id: str, expires_at: float) -> bool:
-        """Spend a page link (once, across every node); False when it was already used."""
-        return await self.store.use_once(link_token(question_id), expires_at)
 
     # -- tasks -----------------------------------------------------------------------------
 
