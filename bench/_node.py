@@ -49,8 +49,8 @@ def build(store: str, node: str, secret: str) -> MCPServer:
     hitl = Elicitation(server, store=store, node_id=node, secret=secret)
     engine = hitl._engine  # bench-only: read which runs are held here, wrap the forwarder
 
-    inbox = engine.inbox
-    original_retry = inbox.retry
+    answers = engine.answers
+    original_retry = answers.retry
 
     async def timed_retry(rctx: Any, params: Mapping[str, Any], call_next: Any) -> Any:
         decoded = decode_state(str(params.get("requestState")))
@@ -61,7 +61,7 @@ def build(store: str, node: str, secret: str) -> MCPServer:
         finally:
             TIMINGS[kind].append((time.perf_counter() - start) * 1000)
 
-    inbox.retry = timed_retry  # type: ignore[method-assign]
+    answers.retry = timed_retry  # type: ignore[method-assign]
 
     cluster = engine.cluster
     original_forward = cluster.forward

@@ -152,13 +152,25 @@ async def test_without_a_secret_another_principal_still_cannot_answer_on_a_node_
     assert effects == []
 
 
-async def test_the_stored_run_is_renewed_on_every_round(tmp_path: Any) -> None:
+async def test_the_stored_run_outlives_the_wait_after_every_round_and_is_renewed_before_it_could_lapse(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import sqlite3
+    import time
 
+    from elicitkit._engine import host, records
     from tests.test_durable import SECRET, node
 
     path = tmp_path / "state.db"
     server, _ = node(f"sqlite:///{path}", [], secret=SECRET, run_expiry=300.0)
+    clock = {"skew": 0.0}
+
+    def now() -> float:
+        return time.time() + clock["skew"]
+
+    # The engine's own clock runs ahead on demand (the store's keeps real time), so a renewal is due without sleeping.
+    monkeypatch.setattr(host, "time", type("Clock", (), {"time": staticmethod(now)}))
+    monkeypatch.setattr(records, "time", type("Clock", (), {"time": staticmethod(now)}))
 
     def expiry() -> float:
         db = sqlite3.connect(path)
@@ -170,12 +182,38 @@ async def test_the_stored_run_is_renewed_on_every_round(tmp_path: Any) -> None:
 
     order = Rounds("order", {"item": "tea"})
     async with by_hand(server) as client:
+        # Back to back, a round leaves the record as it was: it still outlives the wait for the next request.
         asked = await order.start(client)
         first = await anyio.to_thread.run_sync(expiry)
+        assert first - now() >= 300.0
+        then = await order.answer(client, asked, "3")
+        assert isinstance(then, InputRequiredResult)
+        assert await anyio.to_thread.run_sync(expiry) == first
+        assert isinstance(await order.answer(client, then, True), CallToolResult)
+        assert await anyio.to_thread.run_sync(_runs_left, path) == 0
+
+        # Later, when what is left of the record is less than a whole wait, the next round renews it.
+        asked = await order.start(client)
+        first = await anyio.to_thread.run_sync(expiry)
+        clock["skew"] = 200.0
+        assert first - now() < 300.0
         then = await order.answer(client, asked, "3")
         assert isinstance(then, InputRequiredResult)
         second = await anyio.to_thread.run_sync(expiry)
-    assert second > first
+        assert second > first
+        assert second - now() >= 300.0
+        assert isinstance(await order.answer(client, then, True), CallToolResult)
+
+
+def _runs_left(path: Any) -> int:
+    import sqlite3
+
+    db = sqlite3.connect(path)
+    try:
+        (count,) = db.execute("SELECT count(*) FROM runs").fetchone()
+        return int(count)
+    finally:
+        db.close()
 
 
 async def test_a_heartbeat_survives_a_store_outage() -> None:

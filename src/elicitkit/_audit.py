@@ -49,6 +49,12 @@ _duration = _meter.create_histogram(
 )
 
 
+def _metering() -> bool:
+    """Whether a meter provider is configured: until one is, the API hands out a placeholder (its own class,
+    which the API does not export) whose instruments record nothing, and each question skips them."""
+    return type(metrics.get_meter_provider()).__name__ != "_ProxyMeterProvider"
+
+
 def _facts(question: QuestionInfo) -> dict[str, Any]:
     return {
         "question": question.id,
@@ -78,13 +84,14 @@ class Audited:
     server that has neither pays for neither.
     """
 
-    __slots__ = ("_describe", "_question", "_sent", "_span", "_started")
+    __slots__ = ("_describe", "_metered", "_question", "_sent", "_span", "_started")
 
     def __init__(self, question: Question, describe: Callable[[], QuestionInfo]) -> None:
         self._question = question
         self._describe = describe
         self._started = time.monotonic()
         self._sent = False
+        self._metered = _metering()
         # Without an OpenTelemetry SDK there is nothing to record: skip even the no-op span.
         tracing = not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
         self._span: Span = _tracer.start_span("elicit", kind=SpanKind.INTERNAL) if tracing else INVALID_SPAN
@@ -100,12 +107,13 @@ class Audited:
 
     def reached(self, stage: Stage) -> None:
         route = str(self._question.route)
-        if self._span.is_recording():
+        if self._span is not INVALID_SPAN and self._span.is_recording():
             self._span.add_event(f"elicitkit.question.{stage}", {"elicitkit.route": route})
         if stage != "sent" or self._sent:
             return
         self._sent = True
-        _open.add(1, {"route": route, "mode": self._question.mode})
+        if self._metered:
+            _open.add(1, {"route": route, "mode": self._question.mode})
         if audit_log.isEnabledFor(logging.INFO):
             info = self._describe()
             facts = {"event": "question", **_facts(info), "message": info.message}
@@ -113,14 +121,15 @@ class Audited:
 
     def finish(self, outcome: Outcome) -> None:
         name = outcome.name
-        route, mode = str(self._question.route), self._question.mode
-        if self._sent:
-            _open.add(-1, {"route": route, "mode": mode})
-        if not self._question.replayed:  # a replayed answer is not a new one
-            labels = {"route": route, "mode": mode, "outcome": name}
-            _answers.add(1, labels)
-            if self._sent:  # time to answer: only for questions a person was asked
-                _duration.record(outcome.seconds, labels)
+        if self._metered:
+            route, mode = str(self._question.route), self._question.mode
+            if self._sent:
+                _open.add(-1, {"route": route, "mode": mode})
+            if not self._question.replayed:  # a replayed answer is not a new one
+                labels = {"route": route, "mode": mode, "outcome": name}
+                _answers.add(1, labels)
+                if self._sent:  # time to answer: only for questions a person was asked
+                    _duration.record(outcome.seconds, labels)
         span = self._span
         if span.is_recording():
             span.set_attributes({**_attributes(self._describe()), "elicitkit.outcome": name})

@@ -1,6 +1,9 @@
 """When a journaled answer or step may be reused by a replayed body."""
 
-from elicitkit._core.journal import Entry, Held, digest_of, held_at, reusable_answer, reusable_step
+import hashlib
+import json
+
+from elicitkit._core.journal import Entry, Held, canonical_schema, digest_of, held_at, reusable_answer, reusable_step
 from elicitkit._core.kinds import Answer
 
 SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
@@ -41,3 +44,12 @@ def test_one_rule_says_what_a_journal_entry_means_for_a_question() -> None:
     assert held_at(Entry.of_answer(digest, Answer("accept", {"ok": True})), digest) is Held.SAME
     assert held_at(Entry.of_answer(digest_of("Deploy now?", SCHEMA), Answer("decline")), digest) is Held.REWORDED
     assert held_at(Entry("step", "provision", value=1), digest) is Held.MOVED_ON
+
+
+def test_the_digest_is_the_same_text_whether_the_schema_was_serialised_before_or_not() -> None:
+    # Journals written before the schema's text was cached must still match: the digested text is unchanged.
+    message = 'Déployer « v2 »?\n"quoted"'
+    whole = json.dumps({"m": message, "s": SCHEMA}, sort_keys=True, separators=(",", ":"))
+    expected = hashlib.sha256(whole.encode()).hexdigest()[:32]
+    assert digest_of(message, SCHEMA) == expected
+    assert digest_of(message, SCHEMA, canonical_schema(SCHEMA)) == expected

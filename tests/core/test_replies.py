@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from elicitkit._core.journal import Held
-from elicitkit._core.kinds import ACTIONS
+from elicitkit._core.kinds import ACTIONS, Answer
 from elicitkit._core.replies import Ruling, Source, Standing, accepts, counts_attempt, rule
 
 SOURCES: tuple[Source, ...] = ("client", "handler", "retry", "model", "task", "page", "channel")
@@ -22,21 +22,18 @@ def ruled(
     source: Source = "retry",
     wrong: bool = False,
 ) -> Ruling:
-    checked: list[bool] = []
-
-    def problems() -> object | None:
-        checked.append(True)
+    def problems(answer: Answer) -> object | None:
         return "wrong" if wrong else None
 
     return rule(
         standing,
         held,
-        mode="url" if mode == "url" else "form",
-        observable=observable,
-        follows_schema=follows_schema,
-        action=action,
-        source=source,
-        problems=problems,
+        "url" if mode == "url" else "form",
+        observable,
+        follows_schema,
+        Answer(action, {"field": "value"} if action == "accept" else None),
+        source,
+        problems,
     )
 
 

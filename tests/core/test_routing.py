@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from elicitkit._core.routing import NoRoute, RouteFacts, choose_route, explain
 
 FORM_CLIENT_2025 = RouteFacts(
@@ -17,8 +15,8 @@ FORM_CLIENT_2025 = RouteFacts(
     mrtr=False,
     fallback="llm",
 )
-FORM_CLIENT_2026 = replace(FORM_CLIENT_2025, hosted=True, can_send=False, mrtr=True)
-NO_FORMS = replace(FORM_CLIENT_2025, client_shows=False, hosted=True)
+FORM_CLIENT_2026 = FORM_CLIENT_2025._replace(hosted=True, can_send=False, mrtr=True)
+NO_FORMS = FORM_CLIENT_2025._replace(client_shows=False, hosted=True)
 
 
 def test_a_client_that_shows_forms_is_asked_the_way_its_era_asks() -> None:
@@ -27,28 +25,28 @@ def test_a_client_that_shows_forms_is_asked_the_way_its_era_asks() -> None:
 
 
 def test_a_channel_question_goes_to_the_channel_whatever_the_client_shows() -> None:
-    assert choose_route(replace(FORM_CLIENT_2026, to_channel=True)) == "channel"
-    assert choose_route(replace(NO_FORMS, to_channel=True)) == "channel"
-    assert choose_route(replace(FORM_CLIENT_2025, to_channel=True, in_run=False)) is NoRoute.CHANNEL_OUTSIDE_RUN
+    assert choose_route(FORM_CLIENT_2026._replace(to_channel=True)) == "channel"
+    assert choose_route(NO_FORMS._replace(to_channel=True)) == "channel"
+    assert choose_route(FORM_CLIENT_2025._replace(to_channel=True, in_run=False)) is NoRoute.CHANNEL_OUTSIDE_RUN
 
 
 def test_a_client_that_cannot_show_the_question_gets_the_servers_fallback() -> None:
     assert choose_route(NO_FORMS) == "llm"
-    assert choose_route(replace(NO_FORMS, fallback="handler")) == "handler"
-    assert choose_route(replace(NO_FORMS, fallback="error")) is NoRoute.CLIENT_CANNOT_SHOW
-    assert choose_route(replace(NO_FORMS, hosted=False)) is NoRoute.FALLBACK_OUTSIDE_HOST
+    assert choose_route(NO_FORMS._replace(fallback="handler")) == "handler"
+    assert choose_route(NO_FORMS._replace(fallback="error")) is NoRoute.CLIENT_CANNOT_SHOW
+    assert choose_route(NO_FORMS._replace(hosted=False)) is NoRoute.FALLBACK_OUTSIDE_HOST
 
 
 def test_a_2025_client_without_a_back_channel_is_treated_as_one_that_cannot_show_forms() -> None:
-    assert choose_route(replace(FORM_CLIENT_2025, can_send=False, hosted=True)) == "llm"
+    assert choose_route(FORM_CLIENT_2025._replace(can_send=False, hosted=True)) == "llm"
 
 
 def test_a_2026_question_needs_a_hosted_body() -> None:
-    assert choose_route(replace(FORM_CLIENT_2026, hosted=False)) is NoRoute.MRTR_OUTSIDE_HOST
+    assert choose_route(FORM_CLIENT_2026._replace(hosted=False)) is NoRoute.MRTR_OUTSIDE_HOST
 
 
 def test_a_2025_task_asks_its_client_through_tasks_result_even_without_a_back_channel() -> None:
-    assert choose_route(replace(FORM_CLIENT_2025, legacy_task=True, can_send=False, hosted=True)) == "native"
+    assert choose_route(FORM_CLIENT_2025._replace(legacy_task=True, can_send=False, hosted=True)) == "native"
 
 
 def test_every_refusal_says_what_to_do() -> None:

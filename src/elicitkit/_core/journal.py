@@ -16,12 +16,23 @@ from typing import Any, Literal
 
 from elicitkit._core.kinds import Answer
 
-__all__ = ["Entry", "Held", "digest_of", "held_at", "reusable_answer", "reusable_step"]
+__all__ = ["Entry", "Held", "canonical_schema", "digest_of", "held_at", "reusable_answer", "reusable_step"]
 
 
-def digest_of(message: str, schema: dict[str, Any]) -> str:
-    canonical = json.dumps({"m": message, "s": schema}, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()[:32]
+def canonical_schema(schema: dict[str, Any]) -> str:
+    """A schema as the digest reads it (keys sorted, no spaces): the same text for the same schema."""
+    return json.dumps(schema, sort_keys=True, separators=(",", ":"))
+
+
+def digest_of(message: str, schema: dict[str, Any], canonical: str | None = None) -> str:
+    """The digest of a question: `canonical` is `canonical_schema(schema)` when the caller has it already.
+
+    The text digested is `{"m":<message>,"s":<schema>}` as canonical JSON; it is built from the parts so a
+    schema asked with many times is serialised once.
+    """
+    schema_text = canonical_schema(schema) if canonical is None else canonical
+    text = '{"m":' + json.dumps(message, separators=(",", ":")) + ',"s":' + schema_text + "}"
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 @dataclass(frozen=True, slots=True)

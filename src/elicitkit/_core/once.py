@@ -8,13 +8,12 @@ works once).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 __all__ = ["Claim", "spent_token"]
 
 
-@dataclass(frozen=True, slots=True)
-class Claim:
+class Claim(NamedTuple):
     """What an arrival of answers spends, once: `text` under its run; `round` marks a retry's round nonce, which
     must also be the round the run expects now."""
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Literal
 
 from elicitkit._core.journal import Held
-from elicitkit._core.kinds import Mode, RouteName
+from elicitkit._core.kinds import Answer, Mode, RouteName
 
 __all__ = ["Ruling", "Source", "Standing", "accepts", "counts_attempt", "rule"]
 
@@ -66,13 +66,12 @@ def counts_attempt(source: Source) -> bool:
 def rule(
     standing: Standing,
     held: Held,
-    *,
     mode: Mode,
     observable: bool,
     follows_schema: bool,
-    action: str,
+    answer: Answer,
     source: Source,
-    problems: Callable[[], object | None],
+    problems: Callable[[Answer], object | None],
 ) -> Ruling:
     """What a reply does to its question.
 
@@ -83,7 +82,7 @@ def rule(
         observable: a link to elicitkit's own page (a secure form, a third-party flow that comes back).
         follows_schema: whether a page's content follows the question's schema (a secure form), or is a third
             party's callback parameters, which follow none.
-        action: `accept`, `decline` or `cancel`.
+        answer: the reply (`accept`, `decline` or `cancel`, and an accept's content).
         source: where the reply comes from.
         problems: checks an accept's content against the schema (called only when content must be checked);
             None when it fits.
@@ -92,12 +91,12 @@ def rule(
         return Ruling.STALE
     if standing == "answered" or held is Held.SAME:
         return Ruling.DUPLICATE
-    if action != "accept":
+    if answer.action != "accept":
         return Ruling.ANSWERS
     if observable and source != "page":
         # The spec's URL-mode accept: the user agreed to open the link. Our page brings the answer itself.
         return Ruling.ACKNOWLEDGES
     carries_content = mode == "form" or (source == "page" and follows_schema)
-    if carries_content and problems() is not None:
+    if carries_content and problems(answer) is not None:
         return Ruling.REFUSED
     return Ruling.ANSWERS

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from elicitkit._core.kinds import Mode, RouteName
 
@@ -13,8 +12,7 @@ __all__ = ["NoRoute", "RouteFacts", "choose_route", "explain"]
 FallbackKind = Literal["llm", "error", "handler"]
 
 
-@dataclass(frozen=True, slots=True)
-class RouteFacts:
+class RouteFacts(NamedTuple):
     """What the choice depends on, read off the question, its run and the request waiting for it."""
 
     mode: Mode

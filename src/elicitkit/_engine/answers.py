@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from elicitkit import _mcp
 from elicitkit._core.codec import decode_state
-from elicitkit._core.journal import Held
+from elicitkit._core.journal import Held, held_at
 from elicitkit._core.kinds import Answer
 from elicitkit._core.once import Claim
 from elicitkit._core.replies import Ruling
@@ -90,7 +90,10 @@ class Answers:
             run_id=run_id,
             tool=str(params.get("name")),
         )
-        return await self._request(rctx, call_next, arrival)
+        live = self._live(arrival)
+        if live is None:
+            return await self._request_elsewhere(rctx, call_next, arrival)
+        return await self._request_here(rctx, live, arrival)
 
     async def fallback_answer(
         self, rctx: ServerRequestContext[Any, Any], arguments: Any, call_next: CallNext
@@ -106,15 +109,10 @@ class Answers:
             claim=Claim(args.elicit_id),
             session=_mcp.session_key(rctx),
         )
-        return await self._request(rctx, call_next, arrival)
-
-    async def _request(
-        self, rctx: ServerRequestContext[Any, Any], call_next: CallNext, arrival: Arrival
-    ) -> HandlerResult:
         live = self._live(arrival)
-        if live is not None:
-            return await self._request_here(rctx, live, arrival)
-        return await self._request_elsewhere(rctx, call_next, arrival)
+        if live is None:
+            return await self._request_elsewhere(rctx, call_next, arrival)
+        return await self._request_here(rctx, live, arrival)
 
     async def _request_here(
         self, rctx: ServerRequestContext[Any, Any] | None, live: Live, arrival: Arrival
@@ -156,7 +154,7 @@ class Answers:
                     return self._not_open(arrival)
                 held.resume()
                 return await self.host.await_outcome(held, rctx)
-            arrival = replace(arrival, run_id=asked.run_id)
+            arrival = arrival._replace(run_id=asked.run_id)
         assert arrival.run_id is not None
         run_id = arrival.run_id
         found = await self.records.load_run(run_id, principal)
@@ -204,7 +202,7 @@ class Answers:
             record = await self.records.load_question(arrival.question_id, arrival.principal)
             if record is None:
                 return _stale(arrival)
-            arrival = replace(arrival, run_id=record.run_id)
+            arrival = arrival._replace(run_id=record.run_id)
             records, hosted = {arrival.question_id: record}, record.hosted
             owner = await self.records.owner_of(record.run_id) if hosted else record.node
         else:
@@ -236,10 +234,8 @@ class Answers:
         if record is None or not (record.observable or record.route == "channel"):
             return None
         if record.hosted:
-            journal = await self.records.journal(record.run_id, principal)
-            target = Recorded(record.run_id, principal, {question_id: record}, journal)
-            asked = target.find(question_id, "page")
-            if asked is None or target.held(asked) in (Held.SAME, Held.MOVED_ON):
+            entry = (await self.records.journal(record.run_id, principal)).get(record.seq)
+            if held_at(entry, record.digest) in (Held.SAME, Held.MOVED_ON):
                 return None  # answered already: the run has moved on
         return PageQuestion(record.message, record.form())
 

@@ -25,13 +25,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple, Protocol
 
 from elicitkit._core.journal import Entry, Held, held_at
-from elicitkit._core.kinds import Answer
+from elicitkit._core.kinds import Answer, Mode, RouteName
 from elicitkit._core.once import Claim
-from elicitkit._core.replies import Ruling, Source, Standing, accepts, counts_attempt, rule
+from elicitkit._core.replies import Ruling, Source, accepts, counts_attempt, rule
 from elicitkit._engine.policy import Policy
 from elicitkit._engine.question import Question
 from elicitkit._engine.records import QuestionRecord, Records
@@ -47,8 +46,7 @@ Refusal = Literal["unknown", "ended", "reused"]
 """Why a retry reaches no run: not this caller's (or gone), ending, or its round was used already."""
 
 
-@dataclass(frozen=True, slots=True)
-class Arrival:
+class Arrival(NamedTuple):
     """Answers that arrived together, as their source hands them over."""
 
     source: Source
@@ -97,15 +95,24 @@ class Arrival:
         return next(iter(self.answers))
 
 
-@dataclass(slots=True)
 class Taken:
     """What the door made of an arrival."""
 
-    rulings: dict[str, Ruling] = field(default_factory=dict)
-    problems: dict[str, InvalidElicitationContent] = field(default_factory=dict)
-    exhausted: bool = False
-    """A refusal used up a question's last attempt: its `elicit` raises `InvalidElicitationContent`."""
-    refusal: Refusal | None = None
+    __slots__ = ("exhausted", "problems", "refusal", "rulings")
+
+    def __init__(
+        self,
+        rulings: dict[str, Ruling] | None = None,
+        problems: dict[str, InvalidElicitationContent] | None = None,
+    ) -> None:
+        self.rulings: dict[str, Ruling] = {} if rulings is None else rulings
+        self.problems: dict[str, InvalidElicitationContent] = {} if problems is None else problems
+        self.exhausted = False
+        """A refusal used up a question's last attempt: its `elicit` raises `InvalidElicitationContent`."""
+        self.refusal: Refusal | None = None
+
+    def __repr__(self) -> str:
+        return f"Taken(rulings={self.rulings!r}, refusal={self.refusal!r}, exhausted={self.exhausted!r})"
 
     @property
     def ruling(self) -> Ruling:
@@ -116,68 +123,59 @@ class Taken:
         return ruling in self.rulings.values()
 
 
-@dataclass(frozen=True, slots=True)
-class _Asked:
-    """One question as the door sees it, live or recorded: what was asked, and where it stands."""
+class Asked(Protocol):
+    """What the door reads of a question, live (`Question`) or recorded (`QuestionRecord`)."""
 
-    id: str
-    seq: int
-    digest: str
-    mode: str
-    observable: bool
-    follows_schema: bool
-    secret_fields: tuple[str, ...]
-    closes_record: bool
-    """Its stored record goes once it is answered (a form on a route that stores its questions)."""
-    standing: Standing
-    question: Question | None = None
-    record: QuestionRecord | None = None
+    @property
+    def seq(self) -> int: ...
 
-    def problems(self, answer: Answer) -> InvalidElicitationContent | None:
-        if self.question is not None:
-            return self.question.problems(answer)
-        assert self.record is not None
-        return self.record.problems(answer.action, answer.content)
+    @property
+    def digest(self) -> str: ...
+
+    @property
+    def mode(self) -> Mode: ...
+
+    @property
+    def observable(self) -> bool: ...
+
+    @property
+    def content_private(self) -> bool: ...
+
+    @property
+    def secret_fields(self) -> tuple[str, ...]: ...
+
+    @property
+    def route(self) -> RouteName | None: ...
+
+    @property
+    def is_open(self) -> bool: ...
+
+    def problems(self, answer: Answer) -> InvalidElicitationContent | None: ...
 
 
 class Live:
     """The questions of a run this process holds (`run` None: a question asked outside a run elicitkit saw)."""
 
+    __slots__ = ("journaled", "principal", "questions", "run", "run_id")
+
     def __init__(self, run: Run | None, questions: Mapping[str, Question]) -> None:
         self.run = run
         self.questions = questions
+        self.run_id = None if run is None else run.id
+        self.principal = None if run is None else run.principal
+        self.journaled = run is not None and run.hosted
 
-    @property
-    def run_id(self) -> str | None:
-        return None if self.run is None else self.run.id
+    def find(self, key: str) -> Question | None:
+        return self.questions.get(key)
 
-    @property
-    def principal(self) -> str | None:
-        return None if self.run is None else self.run.principal
-
-    @property
-    def journaled(self) -> bool:
-        return self.run is not None and self.run.hosted
-
-    def find(self, key: str, source: Source) -> _Asked | None:
-        question = self.questions.get(key)
-        if question is None or not accepts(source, question.route, question.observable):
-            return None
-        return _Asked(
-            id=question.id,
-            seq=question.seq,
-            digest=question.digest,
-            mode=question.mode,
-            observable=question.observable,
-            follows_schema=not question.asked.content_private,
-            secret_fields=question.secret_fields,
-            closes_record=question.route in ("mrtr", "llm") and question.mode == "form",
-            standing="open" if question.is_open else "answered",
-            question=question,
-        )
-
-    def held(self, asked: _Asked) -> Held:
+    @staticmethod
+    def held(question: Asked) -> Held:
         return Held.EMPTY  # not read up front: the journal's write says whether the position was free
+
+    @staticmethod
+    def id_of(key: str, question: Asked) -> str:
+        assert isinstance(question, Question)
+        return question.id
 
 
 class Recorded:
@@ -199,28 +197,23 @@ class Recorded:
         self.journaled = hosted
         self.run: Run | None = None
 
-    def find(self, key: str, source: Source) -> _Asked | None:
-        record = self.records.get(key)
-        if record is None or not accepts(source, record.route, record.observable):
-            return None
-        return _Asked(
-            id=key,
-            seq=record.seq,
-            digest=record.digest,
-            mode=record.mode,
-            observable=record.observable,
-            follows_schema=not record.content_private,
-            secret_fields=record.secret,
-            closes_record=record.route in ("mrtr", "llm") and record.mode == "form",
-            standing="open",
-            record=record,
-        )
+    def find(self, key: str) -> QuestionRecord | None:
+        return self.records.get(key)
 
-    def held(self, asked: _Asked) -> Held:
-        return held_at(self.journal.get(asked.seq), asked.digest) if self.journaled else Held.EMPTY
+    def held(self, question: Asked) -> Held:
+        return held_at(self.journal.get(question.seq), question.digest) if self.journaled else Held.EMPTY
+
+    @staticmethod
+    def id_of(key: str, question: Asked) -> str:
+        return key
 
 
-_Found = dict[str, tuple[_Asked, Answer]]
+_Found = dict[str, tuple[Asked, Answer]]
+
+
+def _closes_record(question: Asked) -> bool:
+    """Its stored record goes once it is answered (a form on a route that stores its questions)."""
+    return question.route in ("mrtr", "llm") and question.mode == "form"
 
 
 class Door:
@@ -233,56 +226,75 @@ class Door:
     async def take(self, target: Live | Recorded, arrival: Arrival) -> Taken:
         """The one operation that takes answers (see the module docstring)."""
         taken = Taken()
-        run, claim = target.run, arrival.claim
+        run, claim, source = target.run, arrival.claim, arrival.source
         if claim is not None and claim.round and run is not None and not run.is_round(claim.text):
             taken.refusal = "reused"
             return taken
-        found = self._rule(target, arrival, taken)
-        gone = await self._write(target, arrival, taken, found)
+        rulings = taken.rulings
+        found: _Found = {}
+        for key, answer in arrival.answers.items():
+            question = target.find(key)
+            if question is None or not accepts(source, question.route, question.observable):
+                rulings[key] = Ruling.STALE
+                continue
+            ruling = rule(
+                "open" if question.is_open else "answered",
+                target.held(question),
+                question.mode,
+                question.observable,
+                not question.content_private,
+                answer,
+                source,
+                question.problems,
+            )
+            if ruling is Ruling.REFUSED:
+                wrong = question.problems(answer)  # (a live question remembers what it found)
+                assert wrong is not None
+                taken.problems[key] = wrong
+            rulings[key] = ruling
+            found[key] = (question, answer)
+        gone = await self._write(target, arrival, taken, found) if target.journaled else _NONE_GONE
         if gone is None:
             return taken
         for key, (asked, answer) in found.items():
-            if asked.question is not None:
-                self._deliver(asked.question, taken, key, answer, arrival, record_gone=asked.id in gone)
+            if isinstance(asked, Question):
+                ruling, exhausted = _delivered(
+                    asked, rulings[key], answer, arrival.by, source, taken.problems.get(key), asked.id in gone
+                )
+                rulings[key] = ruling
+                taken.exhausted = taken.exhausted or exhausted
         return taken
 
-    def _rule(self, target: Live | Recorded, arrival: Arrival, taken: Taken) -> _Found:
-        found: _Found = {}
-        for key, answer in arrival.answers.items():
-            asked = target.find(key, arrival.source)
-            if asked is None:
-                taken.rulings[key] = Ruling.STALE
-                continue
+    async def reply(self, source: Source, run: Run | None, question: Question, answer: Answer) -> Ruling:
+        """`take` for the one question whose route's own request brought `answer` (the client's reply to a native
+        request, the fallback handler's): the same rule and delivery, without the bookkeeping of an arrival when
+        nothing is journaled (a run that only this request's task holds)."""
+        if run is not None and run.hosted:
+            arrival = Arrival(source, run.principal, {question.id: answer})
+            return (await self.take(Live(run, {question.id: question}), arrival)).ruling
+        ruling = rule(
+            "open" if question.is_open else "answered",
+            Held.EMPTY,
+            question.mode,
+            question.observable,
+            not question.content_private,
+            answer,
+            source,
+            question.problems,
+        )
+        problems = question.problems(answer) if ruling is Ruling.REFUSED else None
+        return _delivered(question, ruling, answer, None, source, problems)[0]
 
-            def problems(asked: _Asked = asked, answer: Answer = answer, key: str = key) -> object | None:
-                wrong = asked.problems(answer)
-                if wrong is not None:
-                    taken.problems[key] = wrong
-                return wrong
-
-            taken.rulings[key] = rule(
-                asked.standing,
-                target.held(asked),
-                mode="url" if asked.mode == "url" else "form",
-                observable=asked.observable,
-                follows_schema=asked.follows_schema,
-                action=answer.action,
-                source=arrival.source,
-                problems=problems,
-            )
-            found[key] = (asked, answer)
-        return found
-
-    async def _write(self, target: Live | Recorded, arrival: Arrival, taken: Taken, found: _Found) -> set[str] | None:
+    async def _write(
+        self, target: Live | Recorded, arrival: Arrival, taken: Taken, found: _Found
+    ) -> frozenset[str] | set[str] | None:
         """Journal what is answered and spend the claim, in one store step.
 
-        Only a journaled run's answers may be taken on more than one node; a question of any other run is held
-        by the process that asked it, and its own state is its once. Returns the ids of questions whose stored
-        records went with the step; None when the claim was spent already (every ruling is then a duplicate)
-        or a retry's round is not the run's any more.
+        Only a journaled run's answers may be taken on more than one node, so only they come here: a question of
+        any other run is held by the process that asked it, and its own state is its once. Returns the ids of
+        questions whose stored records went with the step; None when the claim was spent already (every ruling
+        is then a duplicate) or a retry's round is not the run's any more.
         """
-        if not target.journaled:
-            return set()
         assert target.run_id is not None
         answering = [key for key in found if taken.rulings[key] is Ruling.ANSWERS]
         claim = arrival.claim
@@ -292,13 +304,13 @@ class Door:
         answered: list[str] = []
         by = None if arrival.by is None else arrival.by.to_json()
         for key in answering:
-            asked, answer = found[key]
-            if self.records.keeps(asked.secret_fields):
-                entries[asked.seq] = Entry.of_answer(asked.digest, answer, by)
-                if asked.closes_record and spends:
-                    answered.append(asked.id)
+            question, answer = found[key]
+            if self.records.keeps(question.secret_fields):
+                entries[question.seq] = Entry.of_answer(question.digest, answer, by)
+                if spends and _closes_record(question):
+                    answered.append(target.id_of(key, question))
         if not spends and not entries:
-            return set()
+            return _NONE_GONE
         written = await self.records.take(
             target.run_id, target.principal, claim if spends else None, self.policy.run_expiry, entries, answered
         )
@@ -313,38 +325,49 @@ class Door:
         if claim is not None and claim.round and run is not None and not run.take_round(claim.text):
             taken.refusal = "reused"
             return None
-        unwritten = [key for key in answering if found[key][0].seq in entries and found[key][0].seq not in written]
-        if unwritten:
+        if len(written) < len(entries):
+            unwritten = [key for key in answering if found[key][0].seq in entries.keys() - written]
             await self._reconcile(target, taken, found, unwritten)
-        return set(answered) if self.records.closes_answered else set()
+        return set(answered) if self.records.closes_answered else _NONE_GONE
 
     async def _reconcile(self, target: Live | Recorded, taken: Taken, found: _Found, keys: list[str]) -> None:
         """Answers whose position the journal held already: the first writer's answer stands."""
         assert target.run_id is not None
         journal = await self.records.journal(target.run_id, target.principal)
         for key in keys:
-            asked, _ = found[key]
-            entry = journal.get(asked.seq)
-            held = held_at(entry, asked.digest)
+            question, _ = found[key]
+            entry = journal.get(question.seq)
+            held = held_at(entry, question.digest)
             if held is Held.SAME and entry is not None:
                 taken.rulings[key] = Ruling.DUPLICATE
-                if asked.question is not None:  # it still waits: it gets the answer that came first
-                    asked.question.resolve(entry.answer(), Responder.from_json(entry.value))
+                if isinstance(question, Question):  # it still waits: it gets the answer that came first
+                    question.resolve(entry.answer(), Responder.from_json(entry.value))
             elif held is Held.MOVED_ON:
                 taken.rulings[key] = Ruling.STALE
             elif held is Held.REWORDED:
                 # A replay asked it anew in other words; the position keeps the first wording's answer.
-                logger.info("Question %s was reworded since its position was journaled; taking its answer", asked.id)
+                logger.info("Question %s was reworded since its position was journaled; taking its answer", key)
 
-    @staticmethod
-    def _deliver(
-        question: Question, taken: Taken, key: str, answer: Answer, arrival: Arrival, *, record_gone: bool
-    ) -> None:
-        ruling = taken.rulings[key]
-        if ruling is Ruling.ANSWERS:
-            if not question.resolve(answer, arrival.by, record_gone=record_gone):
-                taken.rulings[key] = Ruling.DUPLICATE  # another answer got there first, in this process
-        elif ruling is Ruling.ACKNOWLEDGES:
-            question.acknowledge()
-        elif ruling is Ruling.REFUSED and counts_attempt(arrival.source) and question.refuse(taken.problems[key]):
-            taken.exhausted = True
+
+def _delivered(
+    question: Question,
+    ruling: Ruling,
+    answer: Answer,
+    by: Responder | None,
+    source: Source,
+    problems: InvalidElicitationContent | None,
+    record_gone: bool = False,
+) -> tuple[Ruling, bool]:
+    """Apply a ruling to a live question: (the ruling as it stands after, whether a refusal used the last attempt)."""
+    if ruling is Ruling.ANSWERS:
+        if not question.resolve(answer, by, record_gone=record_gone):
+            return Ruling.DUPLICATE, False  # another answer got there first, in this process
+    elif ruling is Ruling.ACKNOWLEDGES:
+        question.acknowledge()
+    elif ruling is Ruling.REFUSED and counts_attempt(source):
+        assert problems is not None
+        return ruling, question.refuse(problems)
+    return ruling, False
+
+
+_NONE_GONE: frozenset[str] = frozenset()

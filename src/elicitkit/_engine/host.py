@@ -12,6 +12,7 @@ run replays it, and replay returns every journaled answer and step at once.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from contextvars import ContextVar
@@ -321,5 +322,13 @@ class RunHost:
         return InputRequiredResult(request_state=encode_state(run.id, nonce))
 
     async def store_run(self, run: Run) -> None:
-        """Write (or renew) the run's record; a store outage then fails the request cleanly (`store_unavailable`)."""
-        await self.records.keep_run(run, self.policy.run_expiry)
+        """Write (or renew) the run's record, so that it outlives the run's wait for its next request; a store
+        outage then fails the request cleanly (`store_unavailable`).
+
+        The record is written to last half as long again as that wait, so a run asking question after question
+        renews it only every other expiry or so, not on every round.
+        """
+        expiry = self.policy.run_expiry
+        if run.stored_until - time.time() > expiry:
+            return
+        await self.records.keep_run(run, expiry * 1.5)

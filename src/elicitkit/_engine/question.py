@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import anyio
 from mcp_types import ElicitRequestFormParams, ElicitRequestURLParams
@@ -45,8 +44,7 @@ class Asker(Protocol):
     def closed(self, question: Question) -> None: ...
 
 
-@dataclass(frozen=True, slots=True)
-class Asked:
+class Asked(NamedTuple):
     """What was asked: the question's identity and content, the same wherever and however often it is shown."""
 
     id: str
@@ -66,49 +64,75 @@ class Asked:
 
 
 class Question:
-    """One elicitation on its way to a person and back."""
+    """One elicitation on its way to a person and back.
+
+    Its attributes are read-only to everyone else (plain attributes, because they are read on every hot path):
+    what was asked (`id`, `message`, `schema`, `mode`, `url`, `observable`, `secret_fields`, `via`,
+    `content_private`), where it was placed (`run_id`, `seq`, `digest`), how it was put (`route`, `caller`,
+    `expires_at`) and where it stands (`state`, `answer`, `failure`, `responder`, `replayed`, `record_gone`).
+    Only the transitions below change them.
+    """
 
     __slots__ = (
-        "_answer",
         "_answered",
         "_asked",
-        "_caller",
         "_checked",
-        "_digest",
-        "_expires_at",
-        "_failure",
         "_last_problems",
         "_reached",
-        "_record_gone",
         "_refusals",
-        "_replayed",
-        "_responder",
-        "_route",
         "_run",
-        "_run_id",
         "_scope",
-        "_seq",
-        "_state",
         "_watcher",
+        "answer",
+        "caller",
+        "content_private",
+        "digest",
+        "expires_at",
+        "failure",
+        "id",
+        "message",
+        "mode",
+        "observable",
+        "record_gone",
+        "replayed",
+        "responder",
+        "route",
+        "run_id",
+        "schema",
+        "secret_fields",
+        "seq",
+        "state",
+        "url",
+        "via",
     )
 
     def __init__(self, asked: Asked, expires_at: float) -> None:
         self._asked = asked
-        self._expires_at = expires_at
+        # What was asked that no rewrite changes, read on every hot path: plain attributes, never assigned again.
+        self.id = asked.id
+        self.mode = asked.mode
+        self.url = asked.url
+        self.observable = asked.observable
+        self.secret_fields = asked.secret_fields
+        self.via = asked.via
+        self.content_private = asked.content_private
+        self.message = asked.message
+        self.schema = asked.schema
+        self.expires_at = expires_at
         self._run: Asker | None = None
-        self._run_id: str | None = None
-        self._seq = 0
-        self._digest = ""
-        self._route: RouteName | None = None
-        self._caller: tuple[str | None, object] = (None, None)
-        self._state = QuestionState.OPEN
-        self._answer: Answer | None = None
-        self._failure: InvalidElicitationContent | None = None
+        self.run_id: str | None = None
+        self.seq = 0
+        self.digest = ""
+        self.route: RouteName | None = None
+        self.caller: tuple[str | None, object] = (None, None)
+        self.state = QuestionState.OPEN
+        self.answer: Answer | None = None
+        self.failure: InvalidElicitationContent | None = None
         self._refusals = 0
         self._last_problems = ""
-        self._responder: Responder | None = None
-        self._replayed = False
-        self._record_gone = False
+        self.responder: Responder | None = None
+        self.replayed = False
+        self.record_gone = False
         self._scope: anyio.CancelScope | None = None
         self._watcher: Watcher | None = None
         self._reached: tuple[Stage, ...] = ()
@@ -121,115 +145,25 @@ class Question:
     def asked(self) -> Asked:
         return self._asked
 
-    @property
-    def id(self) -> str:
-        return self._asked.id
-
-    @property
-    def message(self) -> str:
-        return self._asked.message
-
-    @property
-    def schema(self) -> FormSchema:
-        return self._asked.schema
-
-    @property
-    def mode(self) -> Mode:
-        return self._asked.mode
-
-    @property
-    def url(self) -> str | None:
-        return self._asked.url
-
-    @property
-    def observable(self) -> bool:
-        return self._asked.observable
-
-    @property
-    def secret_fields(self) -> tuple[str, ...]:
-        return self._asked.secret_fields
-
-    @property
-    def via(self) -> Via | None:
-        return self._asked.via
-
-    @property
-    def expires_at(self) -> float:
-        """The event-loop deadline of the answer."""
-        return self._expires_at
-
-    @property
-    def run_id(self) -> str | None:
-        """The run that asks it (None outside a tool call elicitkit saw)."""
-        return self._run_id
-
-    @property
-    def seq(self) -> int:
-        """Its position in the run's journal (0 for a run that is not journaled)."""
-        return self._seq
-
-    @property
-    def digest(self) -> str:
-        """The digest of what was asked (message and schema), which pins its journaled answer."""
-        return self._digest
-
-    @property
-    def route(self) -> RouteName | None:
-        """The route it was put on (None before; for an answer from the journal, the route it would take)."""
-        return self._route
-
-    @property
-    def caller(self) -> tuple[str | None, object]:
-        """(principal, session) of the request that asked it: who may answer it by its id."""
-        return self._caller
-
     # -- where it stands ---------------------------------------------------------------
-
-    @property
-    def state(self) -> QuestionState:
-        return self._state
-
-    @property
-    def answer(self) -> Answer | None:
-        return self._answer
-
-    @property
-    def failure(self) -> InvalidElicitationContent | None:
-        """Every attempt broke the schema: `elicit` raises this."""
-        return self._failure
-
-    @property
-    def responder(self) -> Responder | None:
-        """Who answered on a channel."""
-        return self._responder
-
-    @property
-    def replayed(self) -> bool:
-        """Answered from the run's journal while the run was replayed: not asked again."""
-        return self._replayed
-
-    @property
-    def record_gone(self) -> bool:
-        """Its stored record went with the round that answered it: nothing to delete when it closes."""
-        return self._record_gone
 
     @property
     def acknowledged(self) -> bool:
         """The client accepted a link to elicitkit's page; the page will carry the answer."""
-        return self._state is QuestionState.ACKNOWLEDGED
+        return self.state is QuestionState.ACKNOWLEDGED
 
     @property
     def is_open(self) -> bool:
-        return self._state is not QuestionState.ANSWERED
+        return self.answer is None
 
     def expires_wall(self) -> float:
         """`expires_at` in seconds since the epoch, for stores and wire formats."""
-        return time.time() + (self._expires_at - anyio.current_time())
+        return time.time() + (self.expires_at - anyio.current_time())
 
     @property
     def wire_message(self) -> str:
         """The message as sent: after a refused answer, it says what was wrong."""
-        if self._refusals and self._failure is None:
+        if self._refusals and self.failure is None:
             return f"{self.message}\n\n(The last answer was refused: {self._last_problems}. Please answer again.)"
         return self.message
 
@@ -247,18 +181,21 @@ class Question:
 
     def problems(self, answer: Answer) -> InvalidElicitationContent | None:
         """Why an accept's content cannot be taken, checked against the type the tool asked with (its own
-        validators included); the typed answer is kept, so it is built once."""
+        validators included). What it finds is kept for that content: the typed answer is built once."""
+        checked = self._checked
+        if checked is not None and checked[0] is answer.content:
+            return checked[1] if isinstance(checked[1], InvalidElicitationContent) else None
         try:
-            data = to_data(self.schema, answer.content)
+            found: Any = to_data(self.schema, answer.content)
         except InvalidElicitationContent as problems:
-            return problems
-        self._checked = (answer.content, data)
-        return None
+            found = problems
+        self._checked = (answer.content, found)
+        return found if isinstance(found, InvalidElicitationContent) else None
 
     def data_of(self, content: Any) -> Any:
         """The typed answer for accepted `content`: the one `problems` built, else built now (a journaled answer)."""
         checked = self._checked
-        if checked is not None and checked[0] is content:
+        if checked is not None and checked[0] is content and not isinstance(checked[1], InvalidElicitationContent):
             return checked[1]
         return to_data(self.schema, content)
 
@@ -266,37 +203,38 @@ class Question:
 
     def reword(self, message: str | None = None, schema: FormSchema | None = None) -> None:
         """A `before_ask` hook asks this instead (only before the question is placed)."""
-        if self._run is not None or self._route is not None:
+        if self._run is not None or self.route is not None:
             raise RuntimeError("a question can only be reworded before it is asked")
         changes: dict[str, Any] = {}
         if message is not None:
             changes["message"] = message
         if schema is not None:
             changes["schema"] = schema
-        self._asked = replace(self._asked, **changes)
+        self._asked = self._asked._replace(**changes)
+        self.message, self.schema = self._asked.message, self._asked.schema
 
     def place(self, run: Asker, seq: int) -> None:
         """The question is its run's `seq`-th step (0: a run that is not journaled)."""
-        self._run, self._run_id = run, run.id
+        self._run, self.run_id = run, run.id
         if seq:
-            self._seq = seq
-            self._digest = digest_of(self.message, self.schema.wire)
+            self.seq = seq
+            self.digest = digest_of(self.message, self.schema.wire, self.schema.canonical())
 
     def from_journal(self, answer: Answer, route: RouteName | None) -> None:
         """A replay found its answer in the journal: it is not asked again."""
-        self._replayed = True
-        self._route = route
-        self._answer = answer
-        self._state = QuestionState.ANSWERED
+        self.replayed = True
+        self.route = route
+        self.answer = answer
+        self.state = QuestionState.ANSWERED
 
     def put(self, route: RouteName, caller: tuple[str | None, object]) -> None:
         """The question goes to the person on `route`, asked by `caller`."""
-        self._route = route
-        self._caller = caller
+        self.route = route
+        self.caller = caller
 
     def shorten(self, expires_at: float) -> None:
         """Wait no later than `expires_at` (a replay adopting a message whose link expires sooner)."""
-        self._expires_at = min(self._expires_at, expires_at)
+        self.expires_at = min(self.expires_at, expires_at)
 
     @property
     def withdrawing(self) -> anyio.CancelScope | None:
@@ -319,8 +257,8 @@ class Question:
                 await pending
 
     def acknowledge(self) -> None:
-        if self._state is QuestionState.OPEN:
-            self._state = QuestionState.ACKNOWLEDGED
+        if self.state is QuestionState.OPEN:
+            self.state = QuestionState.ACKNOWLEDGED
 
     def refuse(self, problems: InvalidElicitationContent) -> bool:
         """Count a reply that broke the schema; True when that was the last attempt (then `elicit` raises)."""
@@ -328,7 +266,7 @@ class Question:
         self._last_problems = "; ".join(str(p) for p in problems.problems)
         if self._refusals < MAX_ATTEMPTS:
             return False
-        self._failure = problems
+        self.failure = problems
         self.resolve(Answer("accept"))
         return True
 
@@ -337,12 +275,12 @@ class Question:
 
     def resolve(self, answer: Answer, by: Responder | None = None, *, record_gone: bool = False) -> bool:
         """Deliver `answer` (from `by` on a channel); False when the question already had one."""
-        if self._answer is not None:
+        if self.answer is not None:
             return False
-        self._answer = answer
-        self._responder = by
-        self._record_gone = record_gone
-        self._state = QuestionState.ANSWERED
+        self.answer = answer
+        self.responder = by
+        self.record_gone = record_gone
+        self.state = QuestionState.ANSWERED
         if self._run is not None:
             self._run.closed(self)
         if self._answered is not None:
@@ -353,6 +291,6 @@ class Question:
 
     async def wait(self) -> None:
         """Wait for `resolve` (the routes whose answer arrives from outside the asking task)."""
-        if self._answer is None:
+        if self.answer is None:
             self._answered = Wake()
             await self._answered.wait()

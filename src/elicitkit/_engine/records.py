@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol, cast
 
 from elicitkit._core.journal import Entry
-from elicitkit._core.kinds import Mode, RouteName
+from elicitkit._core.kinds import Answer, Mode, RouteName
 from elicitkit._core.once import Claim, spent_token
 from elicitkit._crypto import PlainSealer
 from elicitkit._engine.question import Question
@@ -83,9 +83,18 @@ class QuestionRecord:
         """Its schema as elicitkit reads and checks it (secret fields marked)."""
         return replace(compile_schema(self.schema), secret_fields=self.secret)
 
-    def problems(self, action: str, content: Any) -> InvalidElicitationContent | None:
+    @property
+    def secret_fields(self) -> tuple[str, ...]:
+        return self.secret
+
+    @property
+    def is_open(self) -> bool:
+        """A stored question is open for as long as its record lives (the journal says whether it was answered)."""
+        return True
+
+    def problems(self, answer: Answer) -> InvalidElicitationContent | None:
         """Why an answer cannot be taken, checked against the stored schema."""
-        return problems_in(compile_schema(self.schema), action, content)
+        return problems_in(compile_schema(self.schema), answer.action, answer.content)
 
 
 class Records:
@@ -110,8 +119,10 @@ class Records:
     # -- sealing, and the one ownership check --------------------------------------------
 
     def _seal(self, principal: str | None, value: dict[str, Any], aad: str, *, owned: bool = True) -> bytes:
-        plain = json.dumps({**value, "p": principal} if owned else value, separators=(",", ":")).encode()
-        return self.sealer.seal(principal, plain, aad=aad.encode())
+        """Seal `value` (a dict the caller built for this: an owned record gets its principal added)."""
+        if owned:
+            value["p"] = principal
+        return self.sealer.seal(principal, json.dumps(value, separators=(",", ":")).encode(), aad=aad.encode())
 
     def _opened(self, principal: str | None, sealed: bytes, aad: str, *, owned: bool = True) -> dict[str, Any] | None:
         """The record's value when it belongs to `principal`; None when sealed for another or altered.
@@ -136,8 +147,9 @@ class Records:
     async def keep_run(self, run: Run, ttl: float) -> None:
         """Write (or renew) a hosted run's record, so other requests and nodes find it; from now on its end
         deletes it."""
+        until = time.time() + ttl
         await self.save_run(run.id, run.principal, RunRecord(run.tool, run.arguments, run.mrtr), ttl)
-        run.mark_stored()
+        run.mark_stored(until)
 
     async def load_run(self, run_id: str, principal: str | None) -> tuple[str, RunRecord] | None:
         """(owner, record), or None when unknown, expired, or someone else's."""
@@ -299,7 +311,7 @@ class Records:
     # -- tasks -----------------------------------------------------------------------------
 
     async def save_task(self, run_id: str, principal: str | None, value: dict[str, Any], expires_at: float) -> None:
-        await self.store.put_task(run_id, self._seal(principal, value, f"task:{run_id}"), expires_at)
+        await self.store.put_task(run_id, self._seal(principal, dict(value), f"task:{run_id}"), expires_at)
 
     async def load_task(self, run_id: str, principal: str | None) -> dict[str, Any] | None:
         sealed = await self.store.get_task(run_id)
@@ -313,7 +325,7 @@ class Records:
         return hashlib.sha256(principal.encode("utf-8", "surrogatepass")).hexdigest()
 
     async def file_in_inbox(self, principal: str, entry_id: str, value: dict[str, Any], expires_at: float) -> None:
-        sealed = self._seal(principal, value, f"inbox:{entry_id}")
+        sealed = self._seal(principal, dict(value), f"inbox:{entry_id}")
         await self.store.put_inbox_entry(self.inbox_of(principal), entry_id, sealed, expires_at)
 
     async def inbox(self, principal: str) -> dict[str, dict[str, Any] | None]:

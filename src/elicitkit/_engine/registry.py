@@ -62,9 +62,10 @@ class Registry:
 
     def forget(self, question: Question) -> None:
         """`question` is closed (answered, timed out, withdrawn): nothing reaches it any more."""
-        run = self.runs.get(question.run_id) if question.run_id is not None else None
-        if run is not None:
-            run.closed(question)
+        if question.is_open and question.run_id is not None:  # an answered one left its run when answered
+            run = self.runs.get(question.run_id)
+            if run is not None:
+                run.closed(question)
         self.untrack(question.id, question)
         key = question.caller[1]
         if key is not None and self._session_questions.get(key) is question:

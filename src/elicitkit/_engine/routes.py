@@ -30,9 +30,9 @@ from pydantic import ValidationError
 from elicitkit import _mcp
 from elicitkit._core.journal import reusable_answer
 from elicitkit._core.kinds import Answer, RouteName
-from elicitkit._core.replies import Ruling, Source
+from elicitkit._core.replies import Ruling
 from elicitkit._core.routing import NoRoute, RouteFacts, choose_route, explain
-from elicitkit._engine.door import Arrival, Door, Live
+from elicitkit._engine.door import Door
 from elicitkit._engine.policy import Policy
 from elicitkit._engine.question import Question
 from elicitkit._engine.records import Records
@@ -83,12 +83,6 @@ def offer_task(run: Run) -> None:
         run.want_task()
 
 
-async def _reply(door: Door, source: Source, run: Run | None, question: Question, answer: Answer) -> Ruling:
-    """Take the reply the route received itself through the door; what it did to the question."""
-    arrival = Arrival(source, question.caller[0], {question.id: answer})
-    return (await door.take(Live(run, {question.id: question}), arrival)).ruling
-
-
 class NativeRoute:
     name: RouteName = "native"
     tracked = True
@@ -114,7 +108,7 @@ class NativeRoute:
             question.withdrawable(withdraw)
             answer = await self._send(rctx, question, run.id if task and run is not None else None)
             question.withdrawable(None)  # the request has its reply: nothing to withdraw
-            ruling = await _reply(self.door, "client", run, question, answer)
+            ruling = await self.door.reply("client", run, question, answer)
             if not question.is_open:
                 return  # answered, or out of attempts
             if ruling is Ruling.ACKNOWLEDGES:
@@ -205,7 +199,7 @@ class HandlerRoute:
             message, schema = question.wire_message, question.schema.wire
             pending = PendingQuestion(question.id, message, schema, question.expires_wall())
             result = await self.policy.fallback(ctx, pending)
-            ruling = await _reply(self.door, "handler", run, question, Answer(result.action, result.content))
+            ruling = await self.door.reply("handler", run, question, Answer(result.action, result.content))
             if not question.is_open:
                 return
             if ruling is Ruling.ACKNOWLEDGES:
@@ -225,32 +219,34 @@ class Asker:
         self.model = ModelRoute(policy, records, registry)
         self.handler = HandlerRoute(policy, door)
         self.channel = channel
-
-    def choose(self, rctx: ServerRequestContext[Any, Any], run: Run | None, question: Question) -> Route:
-        """The route for `question`, or `ElicitationNotSupported` when none reaches the person."""
-        fallback = self.policy.fallback
-        facts = RouteFacts(
-            mode=question.mode,
-            to_channel=question.via is not None,
-            in_run=run is not None,
-            hosted=run is not None and run.hosted,
-            legacy_task=run is not None and run.task and not run.mrtr,
-            client_shows=question.mode in self.policy.client_modes(rctx),
-            can_send=rctx.session.can_send_request,
-            mrtr=_mcp.is_mrtr(rctx.protocol_version),
-            fallback=fallback if fallback == "llm" or fallback == "error" else "handler",
-        )
-        chosen = choose_route(facts)
-        if isinstance(chosen, NoRoute):
-            raise ElicitationNotSupported(explain(chosen, question.mode))
-        routes: dict[RouteName, Route] = {
+        self._routes: dict[RouteName, Route] = {
             "native": self.native,
             "mrtr": self.mrtr,
             "llm": self.model,
             "handler": self.handler,
-            "channel": self.channel,
+            "channel": channel,
         }
-        return routes[chosen]
+
+    def choose(self, rctx: ServerRequestContext[Any, Any], run: Run | None, question: Question) -> Route:
+        """The route for `question`, or `ElicitationNotSupported` when none reaches the person."""
+        fallback = self.policy.fallback
+        mode = question.mode
+        chosen = choose_route(
+            RouteFacts(  # by position: this runs for every question
+                mode,
+                question.via is not None,
+                run is not None,
+                run is not None and run.hosted,
+                run is not None and run.task and not run.mrtr,
+                mode in self.policy.client_modes(rctx),
+                rctx.session.can_send_request,
+                _mcp.is_mrtr(rctx.protocol_version),
+                fallback if fallback == "llm" or fallback == "error" else "handler",
+            )
+        )
+        if isinstance(chosen, NoRoute):
+            raise ElicitationNotSupported(explain(chosen, question.mode))
+        return self._routes[chosen]
 
     async def ask(
         self,

@@ -61,6 +61,7 @@ class Run:
         "arguments",
         "final",
         "hibernated",
+        "hosted",
         "hosting",
         "id",
         "journal",
@@ -75,6 +76,7 @@ class Run:
         "scope",
         "stale",
         "stored",
+        "stored_until",
         "task",
         "task_lock",
         "task_record",
@@ -98,6 +100,8 @@ class Run:
         self.principal = principal
         self.mrtr = mrtr
         self.hosting = hosting
+        self.hosted = hosting is Hosting.HOSTED
+        """The body runs in its own task and is journaled (so it can be resumed or replayed elsewhere)."""
         self.arguments: dict[str, Any] = arguments if arguments is not None else {}
         self.journal: dict[int, Entry] = journal if journal is not None else {}
         """Entries recorded before this body started (a replay); consulted by `elicit` and `step`."""
@@ -105,6 +109,8 @@ class Run:
         """This copy replays a run an earlier copy began (a restart, a takeover)."""
         self.stored = self.rebuilt
         """Its record is in the store (written once something outside its request may look for it)."""
+        self.stored_until = 0.0
+        """When the record this node last wrote expires (epoch seconds; 0: not known to be written)."""
         self.pending: dict[str, Question] = {}
         self.final: Final | None = None
         self.round = Round()
@@ -131,11 +137,6 @@ class Run:
         self._waiting: tuple[Any, ...] = ()
         # Created only while someone waits: 10,000 suspended runs should not carry idle events.
         self._changed: Wake | None = None
-
-    @property
-    def hosted(self) -> bool:
-        """The body runs in its own task and is journaled (so it can be resumed or replayed elsewhere)."""
-        return self.hosting is Hosting.HOSTED
 
     @property
     def ending(self) -> bool:
@@ -178,9 +179,10 @@ class Run:
 
     # -- what the store and other nodes say --------------------------------------------------
 
-    def mark_stored(self) -> None:
-        """Its record is in the store: from now on its end deletes it."""
+    def mark_stored(self, until: float = 0.0) -> None:
+        """Its record is in the store (until `until`, epoch seconds; 0: unknown): from now on its end deletes it."""
         self.stored = True
+        self.stored_until = max(self.stored_until, until)
 
     def hibernate(self) -> None:
         """Its body stops; its records stay for the answer's request to replay it."""

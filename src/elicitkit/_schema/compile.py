@@ -33,6 +33,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 from typing_extensions import is_typeddict
 
+from elicitkit._core.journal import canonical_schema
 from elicitkit._errors import SchemaError
 from elicitkit._schema.choices import TITLED_ONE_OF_SINCE, multi_select, single_select, with_enum_names
 from elicitkit._schema.restricted import as_written, check_raw_schema
@@ -79,6 +80,14 @@ class FormSchema:
     written: dict[str, Any] | None = None
     fast_check: Any = field(default=None, init=False, repr=False)
     """Built on first use by `validate.check_content`: a quick yes/no for answers that fit."""
+    _canonical: str | None = field(default=None, init=False, repr=False)
+
+    def canonical(self) -> str:
+        """`wire` as the journal's digest reads it, serialised once per schema."""
+        if self._canonical is None:
+            object.__setattr__(self, "_canonical", canonical_schema(self.wire))
+        assert self._canonical is not None
+        return self._canonical
 
     def requested(self, version: str | None = None) -> dict[str, Any]:
         """The `requestedSchema` for a client that negotiated `version` (None: the current revision).
