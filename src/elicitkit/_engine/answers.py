@@ -128,12 +128,9 @@ class Answers:
         if taken.refusal is not None:
             raise _refused(taken)
         if arrival.source == "model":
-            ruling = taken.ruling
-            if ruling in (Ruling.STALE, Ruling.DUPLICATE):
-                return self._not_open(arrival)
-            if ruling is Ruling.REFUSED and not taken.exhausted:
-                return self._still_open(taken.problems[arrival.question_id])
-            # Answered, acknowledged (the person went to our page), or out of attempts: the body goes on.
+            told = self._told_model(taken, arrival)
+            if told is not None:
+                return told
             run.resume()
         return await self.host.await_outcome(run, rctx)
 
@@ -173,11 +170,9 @@ class Answers:
                 if taken.refusal is not None:
                     raise _refused(taken)
                 if arrival.source == "model":
-                    ruling = taken.ruling
-                    if ruling in (Ruling.STALE, Ruling.DUPLICATE):
-                        return self._not_open(arrival)
-                    if ruling is Ruling.REFUSED:
-                        return self._still_open(taken.problems[arrival.question_id])
+                    told = self._told_model(taken, arrival)
+                    if told is not None:
+                        return told
                 return await self.host.replay(rctx, call_next, run_id, principal, record)
             found = await self.records.load_run(run_id, principal)
             if found is None:
@@ -314,6 +309,16 @@ class Answers:
             wait,
             check_every=self.policy.lease / 3,
         )
+
+    def _told_model(self, taken: Taken, arrival: Arrival) -> CallToolResult | None:
+        """What the model is told at once about its answer; None when the run goes on (the answer was taken, the
+        person went to our page, or the question is out of attempts) and the model gets the run's next outcome."""
+        ruling = taken.ruling
+        if ruling in (Ruling.STALE, Ruling.DUPLICATE):
+            return self._not_open(arrival)
+        if ruling is Ruling.REFUSED and not taken.exhausted:
+            return self._still_open(taken.problems[arrival.question_id])
+        return None
 
     def _not_open(self, arrival: Arrival) -> CallToolResult:
         tool = self.policy.fallback_tool

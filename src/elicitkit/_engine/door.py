@@ -30,7 +30,7 @@ from typing import Any, Literal, NamedTuple, Protocol
 from elicitkit._core.journal import Entry, Held, held_at
 from elicitkit._core.kinds import Answer, Mode, RouteName
 from elicitkit._core.once import Claim
-from elicitkit._core.replies import Ruling, Source, accepts, counts_attempt, rule
+from elicitkit._core.replies import Ruling, Source, Standing, accepts, counts_attempt, rule
 from elicitkit._engine.policy import Policy
 from elicitkit._engine.question import Question
 from elicitkit._engine.records import QuestionRecord, Records
@@ -237,16 +237,7 @@ class Door:
             if question is None or not accepts(source, question.route, question.observable):
                 rulings[key] = Ruling.STALE
                 continue
-            ruling = rule(
-                "open" if question.is_open else "answered",
-                target.held(question),
-                question.mode,
-                question.observable,
-                not question.content_private,
-                answer,
-                source,
-                question.problems,
-            )
+            ruling = _ruling(question, target.held(question), answer, source)
             if ruling is Ruling.REFUSED:
                 wrong = question.problems(answer)  # (a live question remembers what it found)
                 assert wrong is not None
@@ -272,16 +263,7 @@ class Door:
         if run is not None and run.hosted:
             arrival = Arrival(source, run.principal, {question.id: answer})
             return (await self.take(Live(run, {question.id: question}), arrival)).ruling
-        ruling = rule(
-            "open" if question.is_open else "answered",
-            Held.EMPTY,
-            question.mode,
-            question.observable,
-            not question.content_private,
-            answer,
-            source,
-            question.problems,
-        )
+        ruling = _ruling(question, Held.EMPTY, answer, source)
         problems = question.problems(answer) if ruling is Ruling.REFUSED else None
         return _delivered(question, ruling, answer, None, source, problems)[0]
 
@@ -347,6 +329,13 @@ class Door:
             elif held is Held.REWORDED:
                 # A replay asked it anew in other words; the position keeps the first wording's answer.
                 logger.info("Question %s was reworded since its position was journaled; taking its answer", key)
+
+
+def _ruling(question: Asked, held: Held, answer: Answer, source: Source) -> Ruling:
+    """`rule`, read off a question live or recorded."""
+    standing: Standing = "open" if question.is_open else "answered"
+    observable, follows_schema = question.observable, not question.content_private
+    return rule(standing, held, question.mode, observable, follows_schema, answer, source, question.problems)
 
 
 def _delivered(
