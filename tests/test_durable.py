@@ -221,13 +221,13 @@ class CountingStore(MemoryStore):
         self.calls.append("append_journal")
         return await super().append_journal(run_id, seq, entry)
 
-    async def use_once(self, token: str, expires_at: float) -> bool:
+    async def use_once(self, token: str, expires_at: float, value: bytes = b"1") -> bool:
         self.calls.append("use_once")
-        return await super().use_once(token, expires_at)
+        return await super().use_once(token, expires_at, value)
 
-    async def take_round(self, *args: Any) -> set[int] | None:
+    async def take_round(self, *args: Any, **kwargs: Any) -> set[int] | None:
         self.calls.append("take_round")
-        return await super().take_round(*args)
+        return await super().take_round(*args, **kwargs)
 
 
 class UnfencedStore:

@@ -92,8 +92,10 @@ async def test_cancelling_the_tool_call_cancels_the_pending_question_and_the_bod
         await settled(scene.hitl)
 
 
-async def test_cancelling_an_in_flight_2026_request_cancels_the_suspended_body() -> None:
-    server, hitl = new_server()
+async def test_a_2026_request_closed_in_flight_leaves_its_run_waiting_until_its_expiry() -> None:
+    # On 2026-07-28 a client cancels by closing its request, which is also what a dropped connection does: the
+    # run waits for the client to send the request again, as between rounds, and ends with its expiry.
+    server, hitl = new_server(run_expiry=0.5)
     started, body_cancelled = anyio.Event(), anyio.Event()
 
     @server.tool()
@@ -112,6 +114,9 @@ async def test_cancelling_an_in_flight_2026_request_cancels_the_suspended_body()
                 tg.start_soon(client.call_tool, "slow", {})
                 await started.wait()
                 tg.cancel_scope.cancel()
+            await anyio.wait_all_tasks_blocked()
+            assert not body_cancelled.is_set()
+            assert hitl.active_runs == 1
             await body_cancelled.wait()
         await anyio.wait_all_tasks_blocked()
         assert hitl.active_runs == 0

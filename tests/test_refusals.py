@@ -110,9 +110,11 @@ async def test_a_refused_answer_is_never_journaled(tmp_path: Any) -> None:
         entries.append(seq)
         return await append(run_id, seq, sealed)
 
-    async def taking(run_id: str, token: str, expires_at: float, journaled: dict[int, bytes], *rest: Any) -> Any:
+    async def taking(
+        run_id: str, token: str, expires_at: float, journaled: dict[int, bytes], *rest: Any, **options: Any
+    ) -> Any:
         entries.extend(journaled)  # a retry's answers are journaled with its round, in one step
-        return await take(run_id, token, expires_at, journaled, *rest)
+        return await take(run_id, token, expires_at, journaled, *rest, **options)
 
     store.append_journal = appending  # type: ignore[method-assign]
     store.take_round = taking  # type: ignore[attr-defined]

@@ -144,6 +144,14 @@ def principal(rctx: ServerRequestContext[Any, Any]) -> str | None:
     return authenticated_principal(rctx)
 
 
+def cancel_requested(rctx: ServerRequestContext[Any, Any]) -> bool:
+    """Whether the client cancelled this request (`notifications/cancelled`), as opposed to the request ending
+    some other way (its connection dropped, the server shutting down)."""
+    dispatch = getattr(rctx.session, "_request_outbound", None)  # pyright: ignore[reportPrivateUsage]
+    requested = getattr(dispatch, "cancel_requested", None)
+    return bool(requested is not None and requested.is_set())
+
+
 def session_key(rctx: ServerRequestContext[Any, Any]) -> object:
     """An object identifying the caller's session.
 

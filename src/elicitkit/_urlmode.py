@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import ipaddress
-import re
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
@@ -25,7 +24,7 @@ from starlette.routing import Route
 
 from elicitkit import _mcp
 from elicitkit._asking import Asking
-from elicitkit._core.kinds import Answer, new_id
+from elicitkit._core.kinds import Answer, is_id, new_id
 from elicitkit._engine.engine import Engine
 from elicitkit._engine.question import Asked, Question
 from elicitkit._errors import ElicitationError
@@ -46,12 +45,9 @@ REDACTED = "**********"
 _NO_FIELDS = FormSchema(wire={"type": "object", "properties": {}}, source=None, adapter=None)
 
 
-_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
-
-
 def check_elicitation_id(elicitation_id: str) -> str:
     """Refuse an `elicitationId` that could not travel as a key or in a URL."""
-    if not isinstance(elicitation_id, str) or _ID.fullmatch(elicitation_id) is None:
+    if not is_id(elicitation_id):
         raise ValueError("An elicitation id must be 1 to 128 letters, digits, '-' and '_'")
     return elicitation_id
 

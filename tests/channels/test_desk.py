@@ -123,11 +123,17 @@ class JournalDown(MemoryStore):
         return await super().append_journal(run_id, seq, entry)
 
     async def take_round(
-        self, run_id: str, token: str, expires_at: float, entries: Mapping[int, bytes], answered: Sequence[str]
+        self,
+        run_id: str,
+        token: str,
+        expires_at: float,
+        entries: Mapping[int, bytes],
+        answered: Sequence[str],
+        value: bytes = b"1",
     ) -> set[int] | None:
         if self.down:
             raise ConnectionError("backend unreachable")
-        return await super().take_round(run_id, token, expires_at, entries, answered)
+        return await super().take_round(run_id, token, expires_at, entries, answered, value)
 
 
 async def test_an_answer_the_store_could_not_record_is_not_taken_and_the_same_click_counts_once_it_is_back() -> None:

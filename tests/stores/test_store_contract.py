@@ -169,24 +169,29 @@ async def test_taking_a_round_spends_its_token_journals_its_answers_and_forgets_
     assert isinstance(store, RoundStore)
     await stored_run(store, "run-1", {1: b"earlier"}, ["q1", "q2", "q3"])
 
-    written = await store.take_round("run-1", "round:run-1:n1", later(), {1: b"late", 2: ODD_BYTES}, ["q1", "q2"])
+    token = "round:run-1:n1"
+    written = await store.take_round("run-1", token, later(), {1: b"late", 2: ODD_BYTES}, ["q1", "q2"], ODD_BYTES)
 
     assert written == {2}  # the first writer of seq 1 wins, as with append_journal
     assert await store.journal("run-1") == {1: b"earlier", 2: ODD_BYTES}
     assert await store.run_questions("run-1") == {"q3": b"question"}
     assert await store.get_question("q1") is None
-    assert await store.use_once("round:run-1:n1", later()) is False
+    assert await store.spent(token) == ODD_BYTES
+    assert await store.use_once(token, later()) is False
+    assert await store.spent(token) == ODD_BYTES
 
 
 async def test_a_round_whose_token_was_spent_changes_nothing(store: Store) -> None:
     assert isinstance(store, RoundStore)
     await stored_run(store, "run-1", {}, ["q1"])
-    assert await store.use_once("round:run-1:n1", later()) is True
+    assert await store.use_once("round:run-1:n1", later(), b"first") is True
 
-    assert await store.take_round("run-1", "round:run-1:n1", later(), {1: b"answer"}, ["q1"]) is None
+    assert await store.take_round("run-1", "round:run-1:n1", later(), {1: b"answer"}, ["q1"], b"other") is None
+    assert await store.take_round("run-1", "round:run-1:n1", earlier(), {1: b"answer"}, ["q1"], b"other") is None
 
     assert await store.journal("run-1") == {}
     assert await store.get_question("q1") == ("run-1", b"question")
+    assert await store.spent("round:run-1:n1") == b"first"
 
 
 async def test_of_twenty_concurrent_takes_of_one_round_exactly_one_wins(store: Store) -> None:
@@ -196,7 +201,7 @@ async def test_of_twenty_concurrent_takes_of_one_round_exactly_one_wins(store: S
 
     async def take(i: int) -> None:
         entry = f"answer-{i}".encode()
-        if await store.take_round("run-1", "round:run-1:n1", later(), {1: entry}, []) is not None:
+        if await store.take_round("run-1", "round:run-1:n1", later(), {1: entry}, [], b"value of " + entry) is not None:
             won.append(entry)
 
     async with anyio.create_task_group() as tg:
@@ -205,12 +210,23 @@ async def test_of_twenty_concurrent_takes_of_one_round_exactly_one_wins(store: S
 
     assert len(won) == 1
     assert await store.journal("run-1") == {1: won[0]}
+    assert await store.spent("round:run-1:n1") == b"value of " + won[0]
+
+
+async def test_a_round_whose_token_memory_expired_is_taken_again_with_its_new_value(store: Store) -> None:
+    assert isinstance(store, RoundStore)
+    assert await store.take_round("run-1", "round:run-1:n1", earlier(), {}, [], b"old") == set()
+    assert await store.spent("round:run-1:n1") is None
+
+    assert await store.take_round("run-1", "round:run-1:n1", later(), {}, [], b"") == set()
+    assert await store.spent("round:run-1:n1") == b""
 
 
 async def test_a_round_with_a_token_that_never_expires_and_nothing_to_journal(store: Store) -> None:
     assert isinstance(store, RoundStore)
     assert await store.take_round("run-1", "round:run-1:n1", math.inf, {}, []) == set()
     assert await store.take_round("run-1", "round:run-1:n1", math.inf, {}, []) is None
+    assert await store.spent("round:run-1:n1") == b"1"
 
 
 # Journals
@@ -317,18 +333,69 @@ async def test_a_token_whose_memory_expired_is_accepted_again(store: Store) -> N
     assert await store.use_once("token-1", later()) is False
 
 
-async def test_of_concurrent_uses_of_a_token_exactly_one_is_accepted(store: Store) -> None:
-    accepted: list[int] = []
+async def test_of_concurrent_uses_of_a_token_exactly_one_is_accepted_and_its_value_stays(store: Store) -> None:
+    accepted: list[bytes] = []
 
     async def use(i: int) -> None:
-        if await store.use_once("token-1", later()):
-            accepted.append(i)
+        value = f"request-{i}".encode()
+        if await store.use_once("token-1", later(), value):
+            accepted.append(value)
 
     async with anyio.create_task_group() as tg:
         for i in range(20):
             tg.start_soon(use, i)
 
     assert len(accepted) == 1
+    assert await store.spent("token-1") == accepted[0]
+
+
+async def test_a_token_remembers_the_value_it_was_spent_with(store: Store) -> None:
+    assert await store.spent("token-1") is None
+    assert await store.use_once("token-1", later(), b"request digest") is True
+    assert await store.use_once("token-2", later()) is True
+
+    assert await store.spent("token-1") == b"request digest"
+    assert await store.spent("token-2") == b"1"
+    assert await store.spent("token-3") is None
+
+
+async def test_a_token_value_is_kept_byte_for_byte(store: Store) -> None:
+    await store.use_once("odd", later(), ODD_BYTES)
+    await store.use_once("empty", later(), b"")
+    await store.use_once("forever", math.inf, ODD_BYTES * 100)
+
+    assert await store.spent("odd") == ODD_BYTES
+    assert await store.spent("empty") == b""
+    assert await store.spent("forever") == ODD_BYTES * 100
+
+
+async def test_a_refused_use_of_a_token_changes_neither_its_value_nor_its_expiry(store: Store) -> None:
+    assert await store.use_once("token-1", later(), b"first") is True
+
+    assert await store.use_once("token-1", later(), b"second") is False
+    assert await store.use_once("token-1", earlier(), b"third") is False  # would expire it, were it written
+
+    assert await store.spent("token-1") == b"first"
+
+
+async def test_a_token_whose_memory_expired_has_no_value_and_records_the_next_one(store: Store) -> None:
+    assert await store.use_once("token-1", earlier(), b"old") is True
+    assert await store.spent("token-1") is None
+
+    assert await store.use_once("token-1", later(), b"new") is True
+    assert await store.spent("token-1") == b"new"
+
+
+async def test_sweeping_forgets_expired_tokens_with_their_values(store: Store, store_kind: str) -> None:
+    await store.use_once("token-live", later(), b"live")
+    await store.use_once("token-gone", earlier(), b"gone")
+
+    assert await store.sweep() == (0 if store_kind == "redis" else 1)  # Redis has dropped it natively
+    assert await store.sweep() == 0
+    assert await store.spent("token-live") == b"live"
+    assert await store.spent("token-gone") is None
+    assert await store.use_once("token-gone", later(), b"again") is True
+    assert await store.spent("token-gone") == b"again"
 
 
 # Heartbeats
@@ -569,7 +636,7 @@ async def test_a_sqlite_store_keeps_everything_when_closed_and_reopened(tmp_path
     await first.put_run("run-1", "node-a", ODD_BYTES, later())
     await first.append_journal("run-1", 0, b"answer")
     await first.put_question("q-1", "run-1", b"question", later())
-    await first.use_once("token-1", later())
+    await first.use_once("token-1", later(), ODD_BYTES)
     await first.heartbeat("node-a", later())
     await first.put_task("task-1", b"task", later())
     await first.put_inbox_entry("inbox-a", "e-1", b"entry", later())
@@ -581,6 +648,7 @@ async def test_a_sqlite_store_keeps_everything_when_closed_and_reopened(tmp_path
         assert await second.journal("run-1") == {0: b"answer"}
         assert await second.run_questions("run-1") == {"q-1": b"question"}
         assert await second.use_once("token-1", later()) is False
+        assert await second.spent("token-1") == ODD_BYTES
         assert await second.is_alive("node-a") is True
         assert await second.append_journal("run-1", 0, b"again") is False
         assert await second.get_task("task-1") == b"task"
@@ -603,6 +671,31 @@ async def test_a_sqlite_file_from_before_tasks_and_inbox_entries_gains_their_tab
         assert await store.inbox_entries("inbox-a") == {"e-1": b"entry"}
     finally:
         await store.aclose()
+
+
+OLD_ONCE_TABLE = "CREATE TABLE once (token TEXT PRIMARY KEY, expires_at REAL NOT NULL)"
+
+
+async def test_a_sqlite_file_whose_tokens_were_spent_without_values_is_migrated_on_open(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    await SQLiteStore(path).aclose()
+    with closing(sqlite3.connect(path)) as db, db:
+        db.execute("DROP TABLE once")
+        db.execute(OLD_ONCE_TABLE)
+        db.execute("INSERT INTO once (token, expires_at) VALUES ('token-old', ?)", (later(),))
+    store = SQLiteStore(path)
+    try:
+        assert await store.spent("token-old") == b"1"
+        assert await store.use_once("token-old", later(), b"replayed") is False
+        assert await store.use_once("token-new", later(), ODD_BYTES) is True
+    finally:
+        await store.aclose()
+    reopened = SQLiteStore(path)  # finds the file migrated already
+    try:
+        assert await reopened.spent("token-old") == b"1"
+        assert await reopened.spent("token-new") == ODD_BYTES
+    finally:
+        await reopened.aclose()
 
 
 # Redis

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import re
 import secrets
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -16,6 +17,7 @@ __all__ = [
     "QuestionState",
     "RouteName",
     "Stage",
+    "is_id",
     "new_id",
 ]
 
@@ -59,6 +61,15 @@ class Answer:
     content: Any = None
 
 
+_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
+
+
 def new_id() -> str:
     """128 random bits, URL-safe."""
     return secrets.token_urlsafe(16)
+
+
+def is_id(text: object) -> bool:
+    """Whether `text` can be one of elicitkit's ids (runs, questions, tasks): 1 to 128 letters, digits, `-` and
+    `_`. Anything else that arrives as an id is unknown, without asking the store."""
+    return isinstance(text, str) and _ID.fullmatch(text) is not None

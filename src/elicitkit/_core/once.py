@@ -8,9 +8,14 @@ works once).
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections.abc import Mapping
 from typing import NamedTuple
 
-__all__ = ["Claim", "spent_token"]
+from elicitkit._core.kinds import Answer
+
+__all__ = ["Claim", "fingerprint", "spent_token"]
 
 
 class Claim(NamedTuple):
@@ -33,3 +38,15 @@ class Claim(NamedTuple):
 def spent_token(run_id: str, claim: Claim) -> str:
     """The store token of `claim` under its run, the same whichever node spends it."""
     return f"round:{run_id}:{claim.text}"
+
+
+def fingerprint(answers: Mapping[str, Answer]) -> bytes:
+    """What a claim is spent with: the answers that spent it, so that a resend of the very same answers (a dropped
+    connection, a doubled retry) is told apart from a used claim replayed with others."""
+    canonical = json.dumps(
+        {key: [answer.action, answer.content] for key, answer in answers.items()},
+        sort_keys=True,
+        separators=(",", ":"),
+        default=str,
+    )
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).digest()[:16]

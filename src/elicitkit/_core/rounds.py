@@ -1,4 +1,9 @@
-"""The one-time nonce a 2026-07-28 retry must echo: each round's `requestState` works once."""
+"""The one-time nonce a 2026-07-28 retry must echo: each round's `requestState` works once.
+
+A round is handed out until a retry uses it: every result handed out meanwhile (a resend of the retry that
+led to it, a client told to come back later) carries the same nonce, so a client that lost one of them holds
+another that works. Once used, the next round gets a fresh nonce.
+"""
 
 from __future__ import annotations
 
@@ -17,8 +22,9 @@ class Round:
     nonce: str | None = None
 
     def open(self) -> str:
-        """Hand out a fresh nonce; any earlier one stops working."""
-        self.nonce = new_id()
+        """The nonce the next retry must echo: the one handed out already, until a retry uses it; else a fresh one."""
+        if self.nonce is None:
+            self.nonce = new_id()
         return self.nonce
 
     def matches(self, nonce: str) -> bool:

@@ -26,12 +26,14 @@ from elicitkit._core.kinds import Answer
 from elicitkit._core.once import Claim
 from elicitkit._core.replies import Ruling
 from elicitkit._engine import refusals
+from elicitkit._engine.arrival import Arrival, Taken
 from elicitkit._engine.cluster import Cluster, decode_outcome, encode_outcome
-from elicitkit._engine.door import Arrival, Door, Live, Recorded, Taken
+from elicitkit._engine.door import Door, Live, Recorded
 from elicitkit._engine.host import RunHost
 from elicitkit._engine.policy import Policy
 from elicitkit._engine.records import QuestionRecord, Records
 from elicitkit._engine.registry import Registry
+from elicitkit._engine.run import Run
 from elicitkit._errors import InvalidElicitationContent
 from elicitkit._fallback import error_result, parse_send_args
 from elicitkit._schema import FormSchema
@@ -90,10 +92,7 @@ class Answers:
             run_id=run_id,
             tool=str(params.get("name")),
         )
-        live = self._live(arrival)
-        if live is None:
-            return await self._request_elsewhere(rctx, call_next, arrival)
-        return await self._request_here(rctx, live, arrival)
+        return await self._request(rctx, call_next, arrival)
 
     async def fallback_answer(
         self, rctx: ServerRequestContext[Any, Any], arguments: Any, call_next: CallNext
@@ -109,10 +108,18 @@ class Answers:
             claim=Claim(args.elicit_id),
             session=_mcp.session_key(rctx),
         )
+        return await self._request(rctx, call_next, arrival)
+
+    async def _request(
+        self, rctx: ServerRequestContext[Any, Any], call_next: CallNext, arrival: Arrival
+    ) -> HandlerResult:
         live = self._live(arrival)
-        if live is None:
-            return await self._request_elsewhere(rctx, call_next, arrival)
-        return await self._request_here(rctx, live, arrival)
+        if live is not None:
+            try:
+                return await self._request_here(rctx, live, arrival)
+            except _NotHeld:
+                pass  # a stale copy of a run another node took over: the arrival goes there
+        return await self._request_elsewhere(rctx, call_next, arrival)
 
     async def _request_here(
         self, rctx: ServerRequestContext[Any, Any] | None, live: Live, arrival: Arrival
@@ -126,12 +133,16 @@ class Answers:
         self.registry.unpark(run)  # not to hibernate while its answers are journaled
         taken = await self.door.take(live, arrival)
         if taken.refusal is not None:
+            if taken.refusal == "reused" and await self._stale(run):
+                raise _NotHeld
             raise _refused(taken)
-        if arrival.source == "model":
+        if arrival.source == "model" and not taken.resent:
             told = self._told_model(taken, arrival)
             if told is not None:
                 return told
+        if arrival.source == "model":
             run.resume()
+        # Taken, or taken before by this very arrival (a resend after a dropped connection): the run's next outcome.
         return await self.host.await_outcome(run, rctx)
 
     async def _request_elsewhere(
@@ -143,15 +154,16 @@ class Answers:
             asked = await self.records.load_question(arrival.question_id, principal)
             if asked is None or asked.route != "llm":
                 return self._not_open(arrival)
-            held = self.registry.hosted_run(asked.run_id)
-            if held is not None:
-                # The question closed here already: our page completed it before the model said the person went.
-                answer = arrival.answers[arrival.question_id]
-                if held.principal != principal or held.ending or not (asked.observable and answer.action == "accept"):
-                    return self._not_open(arrival)
-                held.resume()
-                return await self.host.await_outcome(held, rctx)
             arrival = arrival._replace(run_id=asked.run_id)
+            held = self.registry.hosted_run(asked.run_id)
+            if held is not None:  # the question closed here already
+                if held.principal != principal or held.ending:
+                    return self._not_open(arrival)
+                if asked.observable and arrival.answers[arrival.question_id].action == "accept":
+                    # Our page completed it before the model said the person went: hand over what came next.
+                    held.resume()
+                    return await self.host.await_outcome(held, rctx)
+                return await self._request_here(rctx, Live(held, {}), arrival)  # a resend, or too late
         assert arrival.run_id is not None
         run_id = arrival.run_id
         found = await self.records.load_run(run_id, principal)
@@ -169,7 +181,7 @@ class Answers:
                 taken = await self._take_recorded(arrival)
                 if taken.refusal is not None:
                     raise _refused(taken)
-                if arrival.source == "model":
+                if arrival.source == "model" and not taken.resent:
                     told = self._told_model(taken, arrival)
                     if told is not None:
                         return told
@@ -205,7 +217,7 @@ class Answers:
         if owner is not None and owner != self.policy.node and await self.cluster.alive(owner):
             outcome = await self._forward(owner, arrival, wait=5.0)
             if outcome is not None:
-                return _taken_from(outcome)
+                return Taken.from_wire(outcome)
         if not hosted:
             logger.warning("Question %s was answered, but the run that asked it is gone", arrival.question_id)
             return _stale(arrival)
@@ -240,7 +252,7 @@ class Answers:
         """An answer from one of elicitkit's pages or callbacks (`by`: the approver a channel sent there)."""
         claim = Claim.of_question("page", question_id)
         taken = await self.take(Arrival("page", principal, {question_id: answer}, claim, by=by))
-        if taken.ruling is Ruling.ANSWERS:
+        if taken.answered:
             return PageReply("answered")
         if taken.ruling is Ruling.REFUSED:
             return PageReply("refused", taken.problems[question_id])
@@ -261,10 +273,12 @@ class Answers:
         if arrival.source in ("retry", "model"):
             try:
                 return encode_outcome(await self._request_here(None, live, arrival))
+            except _NotHeld:
+                return None  # the sender finds the node that owns the run now
             except Exception as exc:
                 return encode_outcome(error=exc)
         taken = await self.door.take(live, arrival)
-        return {"taken": {key: ruling.value for key, ruling in taken.rulings.items()}, "problems": _problems(taken)}
+        return taken.to_wire()
 
     # -- the pieces --------------------------------------------------------------------------
 
@@ -280,7 +294,9 @@ class Answers:
             return Live(run, run.pending)
         question = self.registry.answerable.get(arrival.question_id)
         if question is None:
-            return None
+            # Answered already, on a run held here (a forwarded resend names its run): the door tells which.
+            run = None if arrival.run_id is None else self.registry.runs.get(arrival.run_id)
+            return None if run is None or run.principal != arrival.principal else Live(run, {})
         run = self.registry.runs.get(question.run_id) if question.run_id is not None else None
         caller = question.caller
         if caller[0] != arrival.principal:
@@ -288,6 +304,19 @@ class Answers:
         if arrival.source == "model" and not forwarded and caller[1] != arrival.session:
             return Live(run, {})  # the model answers on the session it was asked on
         return Live(run, {arrival.question_id: question})
+
+    async def _stale(self, run: Run) -> bool:
+        """Whether `run` here is a stale copy: another node took it over while this one was frozen or cut off.
+        Then this copy stops and leaves the records to the owner (asked only when an arrival does not fit it)."""
+        if not self.policy.shared:
+            return False
+        owner = await self.records.owner_of(run.id)
+        if owner is None or owner == self.policy.node:
+            return False
+        logger.warning("Run %s belongs to node %s now; this node drops its stale copy", run.id, owner)
+        run.taken_over()
+        self.registry.release(run)
+        return True
 
     async def _take_recorded(self, arrival: Arrival, records: Mapping[str, QuestionRecord] | None = None) -> Taken:
         """Take the answers from their questions' records, for a run no live node holds."""
@@ -334,6 +363,10 @@ class Answers:
         )
 
 
+class _NotHeld(Exception):
+    """The run an arrival was for turned out to be held by another node (this node's copy was stale)."""
+
+
 def _refused(taken: Taken) -> Exception:
     if taken.refusal == "reused":
         return refusals.reused()
@@ -344,22 +377,6 @@ def _refused(taken: Taken) -> Exception:
 
 def _stale(arrival: Arrival) -> Taken:
     return Taken(rulings=dict.fromkeys(arrival.answers, Ruling.STALE))
-
-
-def _problems(taken: Taken) -> dict[str, list[list[str]]]:
-    return {key: [[p.path, p.message] for p in exc.problems] for key, exc in taken.problems.items()}
-
-
-def _taken_from(outcome: dict[str, Any]) -> Taken:
-    """What the owner's door made of a forwarded page or channel answer."""
-    from elicitkit._errors import Problem
-
-    rulings = {str(key): Ruling(value) for key, value in outcome.get("taken", {}).items()}
-    problems = {
-        str(key): InvalidElicitationContent([Problem(str(path), str(message)) for path, message in listed])
-        for key, listed in outcome.get("problems", {}).items()
-    }
-    return Taken(rulings=rulings, problems=problems)
 
 
 def _parse_responses(raw: Any) -> dict[str, Answer]:

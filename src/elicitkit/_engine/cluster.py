@@ -191,11 +191,23 @@ class Cluster:
             await anyio.sleep(_PROBE_EVERY)
         return True
 
-    async def heartbeat(self, lease: float) -> None:
-        """Declare this node alive, renewing at a third of the lease, until cancelled; outages are waited out."""
+    async def heartbeat(self, lease: float, lapsed: Callable[[], Awaitable[None]] | None = None) -> None:
+        """Declare this node alive, renewing at a third of the lease, until cancelled; outages are waited out.
+
+        When a renewal comes after the last one's lease ran out (this process was frozen, or the store was out
+        of reach), other nodes may have taken runs over meanwhile: `lapsed` is awaited to find out.
+        """
+        alive_until = math.inf
         while True:
             try:
-                await self.store.heartbeat(self.node, time.time() + lease)
+                now = time.time()
+                await self.store.heartbeat(self.node, now + lease)
+                if now > alive_until and lapsed is not None:
+                    logger.warning(
+                        "Node %s was counted gone for a while (frozen, or cut off); checking its runs", self.node
+                    )
+                    await lapsed()
+                alive_until = now + lease
             except Exception as exc:
                 logger.warning("Heartbeat of node %s failed (%s); retrying", self.node, type(exc).__name__)
             await anyio.sleep(lease / 3)

@@ -19,8 +19,8 @@ from elicitkit._core.kinds import ACTIONS, Answer
 from elicitkit._core.once import Claim
 from elicitkit._core.replies import Ruling
 from elicitkit._engine.answers import Answers
+from elicitkit._engine.arrival import Arrival
 from elicitkit._engine.cluster import Cluster
-from elicitkit._engine.door import Arrival
 from elicitkit._engine.records import QuestionRecord, Records
 from elicitkit._errors import ElicitationNotSupported
 from elicitkit._web.app import PageIdentity
@@ -98,7 +98,7 @@ class ChannelDesk:
             problems = taken.problems[link.question_id]
             detail = {p.path: p.message for p in problems.problems}
             return Verdict("invalid", f"That answer is not valid: {problems}", detail)
-        if taken.ruling is not Ruling.ANSWERS:
+        if not taken.answered:
             return Verdict("closed", _CLOSED)
         return Verdict("answered", _ANSWERED)
 

@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any, Literal, NamedTuple, Protocol
+from typing import Protocol
 
 from elicitkit._core.journal import Entry, Held, held_at
 from elicitkit._core.kinds import Answer, Mode, RouteName
-from elicitkit._core.once import Claim
+from elicitkit._core.once import fingerprint
 from elicitkit._core.replies import Ruling, Source, Standing, accepts, counts_attempt, rule
+from elicitkit._engine.arrival import Arrival, Taken
 from elicitkit._engine.policy import Policy
 from elicitkit._engine.question import Question
 from elicitkit._engine.records import QuestionRecord, Records
@@ -38,89 +39,9 @@ from elicitkit._engine.run import Run
 from elicitkit._errors import InvalidElicitationContent
 from elicitkit.channels.base import Responder
 
-__all__ = ["Arrival", "Door", "Live", "Recorded", "Taken"]
+__all__ = ["Door", "Live", "Recorded"]
 
 logger = logging.getLogger("elicitkit")
-
-Refusal = Literal["unknown", "ended", "reused"]
-"""Why a retry reaches no run: not this caller's (or gone), ending, or its round was used already."""
-
-
-class Arrival(NamedTuple):
-    """Answers that arrived together, as their source hands them over."""
-
-    source: Source
-    principal: str | None
-    answers: Mapping[str, Answer]
-    """By question id (a retry's and a task update's input-request keys are question ids)."""
-    claim: Claim | None = None
-    """What this arrival spends once, across every node (None: the journal's first write is the once)."""
-    run_id: str | None = None
-    """Known up front for a retry or a task update; else found from the question."""
-    tool: str | None = None
-    """A retry names the tool it calls again: it must be its run's."""
-    session: object = None
-    """The model must answer on the session its question was asked on."""
-    by: Responder | None = None
-    """Who answered, on a channel."""
-
-    def to_wire(self) -> dict[str, Any]:
-        """The arrival as it travels to the node that holds its run (sealed by the cluster)."""
-        return {
-            "source": self.source,
-            "principal": self.principal,
-            "answers": {key: [a.action, a.content] for key, a in self.answers.items()},
-            "claim": None if self.claim is None else [self.claim.text, self.claim.round],
-            "run": self.run_id,
-            "tool": self.tool,
-            "by": None if self.by is None else self.by.to_json(),
-        }
-
-    @classmethod
-    def from_wire(cls, wire: Mapping[str, Any]) -> Arrival:
-        claim = wire.get("claim")
-        return cls(
-            source=wire["source"],
-            principal=wire["principal"],
-            answers={str(key): Answer(str(action), content) for key, (action, content) in wire["answers"].items()},
-            claim=None if claim is None else Claim(str(claim[0]), round=bool(claim[1])),
-            run_id=wire.get("run"),
-            tool=wire.get("tool"),
-            by=Responder.from_json(wire.get("by")),
-        )
-
-    @property
-    def question_id(self) -> str:
-        """The one question a page, a channel or the model answers."""
-        return next(iter(self.answers))
-
-
-class Taken:
-    """What the door made of an arrival."""
-
-    __slots__ = ("exhausted", "problems", "refusal", "rulings")
-
-    def __init__(
-        self,
-        rulings: dict[str, Ruling] | None = None,
-        problems: dict[str, InvalidElicitationContent] | None = None,
-    ) -> None:
-        self.rulings: dict[str, Ruling] = {} if rulings is None else rulings
-        self.problems: dict[str, InvalidElicitationContent] = {} if problems is None else problems
-        self.exhausted = False
-        """A refusal used up a question's last attempt: its `elicit` raises `InvalidElicitationContent`."""
-        self.refusal: Refusal | None = None
-
-    def __repr__(self) -> str:
-        return f"Taken(rulings={self.rulings!r}, refusal={self.refusal!r}, exhausted={self.exhausted!r})"
-
-    @property
-    def ruling(self) -> Ruling:
-        """The ruling on the one answer of a single-answer arrival (a stale one when there was none)."""
-        return next(iter(self.rulings.values()), Ruling.STALE)
-
-    def has(self, ruling: Ruling) -> bool:
-        return ruling in self.rulings.values()
 
 
 class Asked(Protocol):
@@ -212,8 +133,9 @@ _Found = dict[str, tuple[Asked, Answer]]
 
 
 def _closes_record(question: Asked) -> bool:
-    """Its stored record goes once it is answered (a form on a route that stores its questions)."""
-    return question.route in ("mrtr", "llm") and question.mode == "form"
+    """Its stored record goes once it is answered: a 2026-07-28 form (a retry names its run; the model's answer
+    names only its question, whose record then stays, to tell a resent answer from a new one)."""
+    return question.route == "mrtr" and question.mode == "form"
 
 
 class Door:
@@ -228,7 +150,7 @@ class Door:
         taken = Taken()
         run, claim, source = target.run, arrival.claim, arrival.source
         if claim is not None and claim.round and run is not None and not run.is_round(claim.text):
-            taken.refusal = "reused"
+            await self._spent_before(target, arrival, taken)
             return taken
         rulings = taken.rulings
         found: _Found = {}
@@ -244,6 +166,10 @@ class Door:
                 taken.problems[key] = wrong
             rulings[key] = ruling
             found[key] = (question, answer)
+        if not found and claim is not None and not claim.round:
+            # No open question took it: perhaps this very answer was taken before (a resend), which stands.
+            await self._spent_before(target, arrival, taken)
+            return taken
         gone = await self._write(target, arrival, taken, found) if target.journaled else _NONE_GONE
         if gone is None:
             return taken
@@ -294,14 +220,19 @@ class Door:
         if not spends and not entries:
             return _NONE_GONE
         written = await self.records.take(
-            target.run_id, target.principal, claim if spends else None, self.policy.run_expiry, entries, answered
+            target.run_id,
+            target.principal,
+            claim if spends else None,
+            self.policy.run_expiry,
+            entries,
+            answered,
+            fingerprint(arrival.answers),
         )
         if written is None:
             for key, ruling in taken.rulings.items():
                 if ruling is not Ruling.STALE:
                     taken.rulings[key] = Ruling.DUPLICATE
-            if claim is not None and claim.round:
-                taken.refusal = "reused"
+            await self._spent_before(target, arrival, taken)
             return None
         run = target.run
         if claim is not None and claim.round and run is not None and not run.take_round(claim.text):
@@ -311,6 +242,20 @@ class Door:
             unwritten = [key for key in answering if found[key][0].seq in entries.keys() - written]
             await self._reconcile(target, taken, found, unwritten)
         return set(answered) if self.records.closes_answered else _NONE_GONE
+
+    async def _spent_before(self, target: Live | Recorded, arrival: Arrival, taken: Taken) -> None:
+        """The arrival's claim was spent already: by these very answers (a resend: `resent`, answered as the first
+        was), or by others (a retry's used round: refused as reused; any other claim: its rulings are duplicates)."""
+        claim = arrival.claim
+        assert claim is not None
+        spent = None if target.run_id is None else await self.records.spent_with(target.run_id, claim)
+        if spent is not None and spent == fingerprint(arrival.answers):
+            taken.resent = True
+            for key, ruling in taken.rulings.items():
+                if ruling is not Ruling.STALE:
+                    taken.rulings[key] = Ruling.DUPLICATE
+        elif claim.round:
+            taken.refusal = "reused"
 
     async def _reconcile(self, target: Live | Recorded, taken: Taken, found: _Found, keys: list[str]) -> None:
         """Answers whose position the journal held already: the first writer's answer stands."""

@@ -242,8 +242,13 @@ class RunHost:
                 else:
                     outcome = await run.next_outcome()
         except anyio.get_cancelled_exc_class():
-            # The caller went away (cancelled or disconnected): so does the run.
-            run.scope.cancel()
+            if rctx is None or _mcp.cancel_requested(rctx):
+                # The client cancelled its call (or the node that forwarded it gave up): so does the run.
+                run.scope.cancel()
+            else:
+                # The connection dropped: the run waits, as between rounds, for the client to send the same request
+                # again (the door answers a resend as the first was).
+                run.suspend(self.policy.run_expiry)
             raise
         if outcome is None and run.final is not None:
             outcome = run.final  # the body ended as the wait ran out: nobody else will take its result
@@ -320,6 +325,16 @@ class RunHost:
             return self._pending_for_model(run, by_model[0], note)
         nonce = run.expect_retry(self.policy.run_expiry)
         return InputRequiredResult(request_state=encode_state(run.id, nonce))
+
+    async def drop_stale(self) -> None:
+        """Stop the copies of runs that another node took over while this one was counted gone; their records
+        are that node's now."""
+        for run in [run for run in self.registry.runs.values() if run.hosted and run.stored]:
+            owner = await self.records.owner_of(run.id)
+            if owner is not None and owner != self.policy.node and self.registry.runs.get(run.id) is run:
+                logger.warning("Run %s belongs to node %s now; this node drops its stale copy", run.id, owner)
+                run.taken_over()
+                self.registry.release(run)
 
     async def store_run(self, run: Run) -> None:
         """Write (or renew) the run's record, so that it outlives the run's wait for its next request; a store

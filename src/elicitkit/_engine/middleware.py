@@ -21,7 +21,7 @@ from elicitkit._core.codec import is_ours
 from elicitkit._core.kinds import Answer
 from elicitkit._engine import refusals
 from elicitkit._engine.answers import Answers
-from elicitkit._engine.door import Arrival
+from elicitkit._engine.arrival import Arrival
 from elicitkit._engine.host import RunHost
 from elicitkit._engine.policy import Policy
 from elicitkit._engine.tasks import (
@@ -60,6 +60,8 @@ class ToolsMiddleware:
         if ctx.method == "initialize":
             return with_task_capability(await call_next(ctx))  # (2025-11-25 handshakes only)
         if ctx.method.startswith("tasks/"):
+            if ctx.request_id is None:
+                return None  # a notification named like a request: nothing to answer, nothing to log
             try:
                 return await self.task_method(ctx, call_next)
             except StoreUnavailable as exc:

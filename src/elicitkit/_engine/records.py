@@ -7,7 +7,9 @@
 - **tasks**: an MCP task's status and outcome;
 - **the inbox index**: the open questions each person's web inbox shows.
 
-Every value is sealed under its principal (`Sealer`, or `PlainSealer` without a
+Ids that arrive from outside (a retry's run, an `elicitId`, a task id) are
+checked to be elicitkit ids (`is_id`) before any store is asked: anything else
+is unknown. Every value is sealed under its principal (`Sealer`, or `PlainSealer` without a
 secret) with the record's key as associated data, and carries the principal it
 belongs to: a record opens only for the caller it belongs to (`_opened`, the
 one ownership check). Only ids and timestamps reach the store in the clear.
@@ -23,7 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol, cast
 
 from elicitkit._core.journal import Entry
-from elicitkit._core.kinds import Answer, Mode, RouteName
+from elicitkit._core.kinds import Answer, Mode, RouteName, is_id
 from elicitkit._core.once import Claim, spent_token
 from elicitkit._crypto import PlainSealer
 from elicitkit._engine.question import Question
@@ -153,6 +155,8 @@ class Records:
 
     async def load_run(self, run_id: str, principal: str | None) -> tuple[str, RunRecord] | None:
         """(owner, record), or None when unknown, expired, or someone else's."""
+        if not is_id(run_id):
+            return None
         found = await self.store.get_run(run_id)
         if found is None:
             return None
@@ -163,6 +167,8 @@ class Records:
         return owner, RunRecord(tool=value["tool"], arguments=value["arguments"], mrtr=value["mrtr"])
 
     async def owner_of(self, run_id: str) -> str | None:
+        if not is_id(run_id):
+            return None
         found = await self.store.get_run(run_id)
         return None if found is None else found[0]
 
@@ -244,10 +250,14 @@ class Records:
         )
 
     async def load_question(self, question_id: str, principal: str | None) -> QuestionRecord | None:
+        if not is_id(question_id):
+            return None
         found = await self.store.get_question(question_id)
         return None if found is None else self._question(question_id, principal, found[1])
 
     async def run_questions(self, run_id: str, principal: str | None) -> dict[str, QuestionRecord]:
+        if not is_id(run_id):
+            return {}
         records = {}
         for question_id, sealed in (await self.store.run_questions(run_id)).items():
             record = self._question(question_id, principal, sealed)
@@ -288,25 +298,33 @@ class Records:
         ttl: float,
         entries: Mapping[int, Entry],
         answered: Sequence[str],
+        value: bytes = b"1",
     ) -> set[int] | None:
         """Journal answers and spend their `claim` once across every node.
 
         None when the claim was spent already (nothing changes); else the positions this call journaled (the
         others had an entry: the first writer wins). A `RoundStore` does it in one step and forgets the
         `answered` questions' records too; another store journals each answer, then spends the claim. Without a
-        claim (the journal's first write is the once), only the entries are written.
+        claim (the journal's first write is the once), only the entries are written. The claim remembers `value`
+        (what spent it), which `spent_with` reads back.
         """
         sealed = {seq: self._sealed_entry(run_id, principal, seq, entry) for seq, entry in entries.items()}
         if claim is None:
-            return {seq for seq, value in sealed.items() if await self.store.append_journal(run_id, seq, value)}
+            return {seq for seq, one in sealed.items() if await self.store.append_journal(run_id, seq, one)}
         token, expires_at = spent_token(run_id, claim), time.time() + ttl
         if self.closes_answered:
             taken: set[int] | None = await cast(RoundStore, self.store).take_round(
-                run_id, token, expires_at, sealed, answered
+                run_id, token, expires_at, sealed, answered, value
             )
             return taken
-        written = {seq for seq, value in sealed.items() if await self.store.append_journal(run_id, seq, value)}
-        return written if await self.store.use_once(token, expires_at) else None
+        written = {seq for seq, one in sealed.items() if await self.store.append_journal(run_id, seq, one)}
+        return written if await self.store.use_once(token, expires_at, value) else None
+
+    async def spent_with(self, run_id: str, claim: Claim) -> bytes | None:
+        """What spent `claim` (the `value` given to `take`), while the store remembers it."""
+        if not is_id(run_id):
+            return None
+        return await self.store.spent(spent_token(run_id, claim))
 
     # -- tasks -----------------------------------------------------------------------------
 
@@ -314,6 +332,8 @@ class Records:
         await self.store.put_task(run_id, self._seal(principal, dict(value), f"task:{run_id}"), expires_at)
 
     async def load_task(self, run_id: str, principal: str | None) -> dict[str, Any] | None:
+        if not is_id(run_id):
+            return None
         sealed = await self.store.get_task(run_id)
         return None if sealed is None else self._opened(principal, sealed, f"task:{run_id}")
 

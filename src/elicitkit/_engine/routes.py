@@ -108,6 +108,12 @@ class NativeRoute:
             question.withdrawable(withdraw)
             answer = await self._send(rctx, question, run.id if task and run is not None else None)
             question.withdrawable(None)  # the request has its reply: nothing to withdraw
+            if answer is None:
+                # A reply that is not an elicitation result: refused like an answer that breaks the schema (asked
+                # again, and after the last attempt `elicit` raises), as a 2026-07-28 retry's is refused.
+                if question.refuse(_unreadable()):
+                    return
+                continue
             ruling = await self.door.reply("client", run, question, answer)
             if not question.is_open:
                 return  # answered, or out of attempts
@@ -116,7 +122,8 @@ class NativeRoute:
                 await question.wait()
                 return
 
-    async def _send(self, rctx: ServerRequestContext[Any, Any], question: Question, task: str | None) -> Answer:
+    async def _send(self, rctx: ServerRequestContext[Any, Any], question: Question, task: str | None) -> Answer | None:
+        """The client's reply; None when it is not a valid elicitation result."""
         if task is not None:
             params = question.wire_params(rctx.protocol_version)
             send = _mcp.elicit_for_task(rctx, params, task)
@@ -138,8 +145,7 @@ class NativeRoute:
         except MCPError as exc:
             raise ElicitationClientError(exc.error.code, exc.error.message) from None
         except ValidationError:
-            problem = Problem("", "the client's reply is not a valid elicitation result")
-            raise InvalidElicitationContent([problem]) from None
+            return None
         return Answer(result.action, result.content)
 
 
@@ -305,10 +311,11 @@ class Asker:
         finally:
             question.withdrawable(None)
             self.registry.forget(question)
-            if run is not None and run.hosted and route.name in ("mrtr", "llm") and question.mode == "form":
-                # The stored record must not outlive the question: its elicitId must stop working. (A link's
-                # record stays with its run; the journal says it was answered. A hibernated run's stays open:
-                # its answer is journaled from it.)
+            if run is not None and run.hosted and route.name == "mrtr" and question.mode == "form":
+                # The stored record must not outlive the question. (A link's record stays with its run: the
+                # journal says it was answered; so does a record the model answers by its elicitId, whose spent
+                # claim then refuses another answer and recognises the same one sent again. A hibernated run's
+                # stays open: its answer is journaled from it.)
                 await self._close_record(run, question)
         if question.answer is None:
             raise ElicitationTimeout(timeout)
@@ -321,9 +328,14 @@ class Asker:
         return question.answer
 
     async def _close_record(self, run: Run, question: Question) -> None:
-        if not run.hibernated and not question.record_gone:
+        # (A stale copy, whose run another node took over, leaves the records to that node.)
+        if not run.hibernated and not run.stale and not question.record_gone:
             with anyio.CancelScope(shield=True), suppress(Exception):
                 await self.records.delete_question(question.id)
+
+
+def _unreadable() -> InvalidElicitationContent:
+    return InvalidElicitationContent([Problem("", "the client's reply is not a valid elicitation result")])
 
 
 def wants_progress(rctx: ServerRequestContext[Any, Any]) -> bool:

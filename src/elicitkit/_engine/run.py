@@ -135,8 +135,9 @@ class Run:
         self._picked: anyio.Event | None = None
         self._attached: anyio.Event | None = None
         self._waiting: tuple[Any, ...] = ()
-        # Created only while someone waits: 10,000 suspended runs should not carry idle events.
-        self._changed: Wake | None = None
+        # Created only while someone waits: 10,000 suspended runs should not carry idle events. More than one
+        # request may wait at once (a resent retry while the first is still in flight): each has its own.
+        self._changed: list[Wake] = []
 
     @property
     def ending(self) -> bool:
@@ -174,8 +175,10 @@ class Run:
             self._notify()
 
     def _notify(self) -> None:
-        if self._changed is not None:
-            self._changed.set()
+        if self._changed:
+            waiting, self._changed = self._changed, []
+            for wake in waiting:
+                wake.set()
 
     # -- what the store and other nodes say --------------------------------------------------
 
@@ -207,12 +210,19 @@ class Run:
 
     @contextmanager
     def awaited_by(self, rctx: Any) -> Iterator[None]:
-        """`rctx` waits for the run's next outcome (None: a request forwarded from another node)."""
-        self.rctx = rctx
+        """`rctx` waits for the run's next outcome (None: a request forwarded from another node); several may."""
+        if rctx is None:
+            previous, self.rctx = self.rctx, None
+            try:
+                yield
+            finally:
+                self.rctx = previous
+            return
+        self.attach(rctx)
         try:
             yield
         finally:
-            self.rctx = None
+            self.detach(rctx)
 
     def mark_picked(self) -> None:
         self.picked = True
@@ -271,8 +281,13 @@ class Run:
                 askable = self.client_questions()
                 if askable:
                     return askable
-            self._changed = Wake()
-            await self._changed.wait()
+            wake = Wake()
+            self._changed.append(wake)
+            try:
+                await wake.wait()
+            finally:
+                if wake in self._changed:
+                    self._changed.remove(wake)
 
     @property
     def awaiting_pages(self) -> bool:

@@ -30,8 +30,10 @@ agree on what the protocols leave open (the contract tests pin it):
 - a question expires on its own expiry, not its run's;
 - a task and each web inbox entry expire on their own expiry, and `delete_run`
   leaves them alone; an entry filed again under another inbox moves there;
-- a one-time token is refused until its `expires_at`, then forgotten and
-  accepted again: give it an expiry no earlier than what it guards;
+- a one-time token is refused until its `expires_at`, and until then `spent`
+  returns the value it was first spent with (byte for byte; a refused spend
+  changes nothing); then it is forgotten, with its value, and accepted again:
+  give it an expiry no earlier than what it guards;
 - `math.inf` as an expiry means "never".
 """
 

@@ -142,25 +142,25 @@ end
 return found
 """
 
-# KEYS: once token, journal, run. ARGV: token expiry (ms, '' for never), question key prefix, run-questions key prefix,
-# how many entries, then seq, entry pairs, then the answered question ids. Returns the seqs newly recorded,
-# or -1 (and no change) when the token was spent already.
+# KEYS: once token, journal, run. ARGV: token expiry (ms, '' for never), token value, question key prefix,
+# run-questions key prefix, how many entries, then seq, entry pairs, then the answered question ids. Returns the
+# seqs newly recorded, or -1 (and no change) when the token was spent already.
 TAKE_ROUND = (
     _UNFILE
     + _JOURNAL_LIVES_WITH_RUN
     + """
 local spent
-if ARGV[1] == '' then spent = redis.call('SET', KEYS[1], '1', 'NX')
-else spent = redis.call('SET', KEYS[1], '1', 'NX', 'PXAT', ARGV[1]) end
+if ARGV[1] == '' then spent = redis.call('SET', KEYS[1], ARGV[2], 'NX')
+else spent = redis.call('SET', KEYS[1], ARGV[2], 'NX', 'PXAT', ARGV[1]) end
 if not spent then return -1 end
-local count = tonumber(ARGV[4])
+local count = tonumber(ARGV[5])
 local written = {}
 for i = 0, count - 1 do
-  local seq, entry = ARGV[5 + 2 * i], ARGV[6 + 2 * i]
+  local seq, entry = ARGV[6 + 2 * i], ARGV[7 + 2 * i]
   if redis.call('HSETNX', KEYS[2], seq, entry) == 1 then written[#written + 1] = seq end
 end
 if #written > 0 then journal_lives_with_run(KEYS[2], KEYS[3]) end
-for i = 5 + 2 * count, #ARGV do unfile(ARGV[2] .. ARGV[i], ARGV[i], 'run', ARGV[3]) end
+for i = 6 + 2 * count, #ARGV do unfile(ARGV[3] .. ARGV[i], ARGV[i], 'run', ARGV[4]) end
 return written
 """
 )

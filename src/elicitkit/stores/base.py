@@ -2,9 +2,11 @@
 
 A `Store` keeps what must survive a restart or be seen by every node: runs
 (with their owning node), their journals, pending questions, used one-time
-tokens, MCP task records and the web inbox's entries. Values are opaque bytes
-— sealed by the engine before they get here — and only ids and timestamps are
-stored in the clear. All times are seconds since the epoch (`time.time()`).
+tokens (each with the value it was spent with, so that the same request sent
+again can be told from a replay with other content), MCP task records and the
+web inbox's entries. Values are opaque bytes — sealed by the engine before they
+get here — and only ids and timestamps are stored in the clear. All times are
+seconds since the epoch (`time.time()`).
 
 A `Broker` carries messages between nodes: each node listens on its own
 channel, and a node that receives an answer for a run it does not hold
@@ -64,8 +66,13 @@ class Store(Protocol):
 
     async def delete_question(self, question_id: str) -> None: ...
 
-    async def use_once(self, token: str, expires_at: float) -> bool:
-        """True the first time `token` is used (it is remembered until `expires_at`); False after that."""
+    async def use_once(self, token: str, expires_at: float, value: bytes = b"1") -> bool:
+        """True the first time `token` is used, which records `value` with it until `expires_at`; False after that
+        (and nothing changes)."""
+        ...
+
+    async def spent(self, token: str) -> bytes | None:
+        """The value `token` was spent with, while it is remembered; None when it was never spent or is forgotten."""
         ...
 
     async def put_task(self, task_id: str, record: bytes, expires_at: float) -> None:
@@ -128,11 +135,17 @@ class RoundStore(Store, Protocol):
     """
 
     async def take_round(
-        self, run_id: str, token: str, expires_at: float, entries: Mapping[int, bytes], answered: Sequence[str]
+        self,
+        run_id: str,
+        token: str,
+        expires_at: float,
+        entries: Mapping[int, bytes],
+        answered: Sequence[str],
+        value: bytes = b"1",
     ) -> set[int] | None:
-        """Spend `token` (as `use_once`) and, only if it was unspent, record `entries` in the run's journal (each as
-        `append_journal`: a sequence number already recorded keeps its entry) and forget the questions `answered`
-        (as `delete_question`), all at once.
+        """Spend `token` with `value` (as `use_once`) and, only if it was unspent, record `entries` in the run's
+        journal (each as `append_journal`: a sequence number already recorded keeps its entry) and forget the
+        questions `answered` (as `delete_question`), all at once.
 
         Returns None, changing nothing, when `token` was already spent; else the sequence numbers newly recorded.
         """

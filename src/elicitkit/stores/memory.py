@@ -28,7 +28,7 @@ class MemoryStore:
         self._runs: dict[str, tuple[str, bytes, float]] = {}
         self._journals: dict[str, dict[int, bytes]] = {}
         self._questions = _Filed()  # by run
-        self._once: dict[str, float] = {}
+        self._once: dict[str, tuple[float, bytes]] = {}  # token: (expires_at, value)
         self._nodes: dict[str, float] = {}
         self._tasks: dict[str, tuple[bytes, float]] = {}
         self._inbox = _Filed()  # by inbox
@@ -80,14 +80,26 @@ class MemoryStore:
     async def delete_question(self, question_id: str) -> None:
         self._questions.delete(question_id)
 
-    async def use_once(self, token: str, expires_at: float) -> bool:
-        return self._spend(token, expires_at)
+    async def use_once(self, token: str, expires_at: float, value: bytes = b"1") -> bool:
+        return self._spend(token, expires_at, value)
+
+    async def spent(self, token: str) -> bytes | None:
+        once = self._once.get(token)
+        if once is None or once[0] <= time.time():
+            return None
+        return once[1]
 
     async def take_round(
-        self, run_id: str, token: str, expires_at: float, entries: Mapping[int, bytes], answered: Sequence[str]
+        self,
+        run_id: str,
+        token: str,
+        expires_at: float,
+        entries: Mapping[int, bytes],
+        answered: Sequence[str],
+        value: bytes = b"1",
     ) -> set[int] | None:
         # No await inside: nothing can interleave.
-        if not self._spend(token, expires_at):
+        if not self._spend(token, expires_at, value):
             return None
         written = {seq for seq, entry in entries.items() if self._append(run_id, seq, entry)}
         for question_id in answered:
@@ -127,10 +139,12 @@ class MemoryStore:
         for run_id in [r for r in self._journals if r not in self._runs]:
             swept += len(self._journals.pop(run_id))
         swept += self._questions.sweep(now) + self._inbox.sweep(now)
-        for table in (self._once, self._nodes):
-            for key in [k for k, expires_at in table.items() if expires_at <= now]:
-                del table[key]
-                swept += 1
+        for token in [t for t, (expires_at, _) in self._once.items() if expires_at <= now]:
+            del self._once[token]
+            swept += 1
+        for node in [n for n, expires_at in self._nodes.items() if expires_at <= now]:
+            del self._nodes[node]
+            swept += 1
         for task_id in [t for t, (_, expires_at) in self._tasks.items() if expires_at <= now]:
             del self._tasks[task_id]
             swept += 1
@@ -146,11 +160,11 @@ class MemoryStore:
         journal[seq] = entry
         return True
 
-    def _spend(self, token: str, expires_at: float) -> bool:
-        remembered_until = self._once.get(token)
-        if remembered_until is not None and remembered_until > time.time():
+    def _spend(self, token: str, expires_at: float, value: bytes) -> bool:
+        once = self._once.get(token)
+        if once is not None and once[0] > time.time():
             return False
-        self._once[token] = expires_at
+        self._once[token] = (expires_at, value)
         return True
 
 

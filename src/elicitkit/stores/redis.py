@@ -12,7 +12,7 @@ prefix (`elicitkit:` unless told otherwise):
 {prefix}journal:{run_id}          hash {seq: entry}          TTL of its run
 {prefix}question:{question_id}    hash {run, record}         TTL of the question
 {prefix}run-questions:{run_id}    set of question ids        TTL of its longest-lived question
-{prefix}once:{token}              "1"                        TTL of the token's memory
+{prefix}once:{token}              value it was spent with    TTL of the token's memory
 {prefix}node:{node}               "1"                        TTL of the heartbeat
 {prefix}task:{task_id}            record                     TTL of the task
 {prefix}inbox-entry:{entry_id}    hash {inbox, record}       TTL of the entry
@@ -173,19 +173,30 @@ class RedisStore:
     async def delete_question(self, question_id: str) -> None:
         await self._unfile(_QUESTIONS, question_id)
 
-    async def use_once(self, token: str, expires_at: float) -> bool:
+    async def use_once(self, token: str, expires_at: float, value: bytes = b"1") -> bool:
         # SET NX is atomic; Redis forgets the token at its expiry, after which it is accepted again.
-        first = await self._redis.set(self._key("once", token), b"1", nx=True, pxat=_pxat(expires_at))
+        first = await self._redis.set(self._key("once", token), value, nx=True, pxat=_pxat(expires_at))
         return bool(first)
 
+    async def spent(self, token: str) -> bytes | None:
+        value = await self._redis.get(self._key("once", token))
+        return value if isinstance(value, bytes) else None
+
     async def take_round(
-        self, run_id: str, token: str, expires_at: float, entries: Mapping[int, bytes], answered: Sequence[str]
+        self,
+        run_id: str,
+        token: str,
+        expires_at: float,
+        entries: Mapping[int, bytes],
+        answered: Sequence[str],
+        value: bytes = b"1",
     ) -> set[int] | None:
         pairs = [part for seq, entry in entries.items() for part in (seq, entry)]
         written = await self._take_round(
             keys=[self._key("once", token), self._key("journal", run_id), self._key("run", run_id)],
             args=[
                 _expiry_arg(expires_at),
+                value,
                 self._key(_QUESTIONS.record, ""),
                 self._key(_QUESTIONS.index, ""),
                 len(entries),

@@ -2,11 +2,11 @@
 
 One file, opened in WAL mode, survives process restarts and crashes; its tables
 (`SCHEMA`) are created when missing, so a file from an older version gains the
-newer ones. The standard library's `sqlite3` is blocking, so every operation
-runs in a worker thread; one connection serialised by a lock keeps the store
-safe to share between tasks. Pair it with a `MemoryBroker`: the processes that
-share a machine do not share memory, so several processes on one file need
-Redis instead.
+newer ones, and its older tables gain the columns added since (`_migrate`). The
+standard library's `sqlite3` is blocking, so every operation runs in a worker
+thread; one connection serialised by a lock keeps the store safe to share
+between tasks. Pair it with a `MemoryBroker`: the processes that share a machine
+do not share memory, so several processes on one file need Redis instead.
 """
 
 from __future__ import annotations
@@ -47,7 +47,8 @@ CREATE TABLE IF NOT EXISTS questions (
 CREATE INDEX IF NOT EXISTS questions_by_run ON questions (run_id);
 CREATE TABLE IF NOT EXISTS once (
     token TEXT PRIMARY KEY,
-    expires_at REAL NOT NULL
+    expires_at REAL NOT NULL,
+    value BLOB NOT NULL DEFAULT x'31'
 );
 CREATE TABLE IF NOT EXISTS nodes (
     node TEXT PRIMARY KEY,
@@ -86,6 +87,7 @@ class SQLiteStore:
             # In WAL mode NORMAL loses nothing when the process dies (only on power loss) and saves an fsync per write.
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(SCHEMA)
+            _migrate(self._db)
         except BaseException:
             self._db.close()
             raise
@@ -162,16 +164,26 @@ class SQLiteStore:
     async def delete_question(self, question_id: str) -> None:
         await self._write(_FORGET_QUESTION, (question_id,))
 
-    async def use_once(self, token: str, expires_at: float) -> bool:
-        inserted = await self._write(_SPEND, (token, expires_at, time.time()))
+    async def use_once(self, token: str, expires_at: float, value: bytes = b"1") -> bool:
+        inserted = await self._write(_SPEND, (token, expires_at, value, time.time()))
         return inserted == 1
 
+    async def spent(self, token: str) -> bytes | None:
+        rows = await self._read("SELECT value FROM once WHERE token = ? AND expires_at > ?", (token, time.time()))
+        return rows[0][0] if rows else None
+
     async def take_round(
-        self, run_id: str, token: str, expires_at: float, entries: Mapping[int, bytes], answered: Sequence[str]
+        self,
+        run_id: str,
+        token: str,
+        expires_at: float,
+        entries: Mapping[int, bytes],
+        answered: Sequence[str],
+        value: bytes = b"1",
     ) -> set[int] | None:
         def take(db: sqlite3.Connection) -> set[int] | None:
             with _transaction(db):
-                if db.execute(_SPEND, (token, expires_at, time.time())).rowcount != 1:
+                if db.execute(_SPEND, (token, expires_at, value, time.time())).rowcount != 1:
                     return None
                 written = {seq for seq, entry in entries.items() if db.execute(_APPEND, (run_id, seq, entry)).rowcount}
                 db.executemany(_FORGET_QUESTION, [(question_id,) for question_id in answered])
@@ -244,11 +256,27 @@ class SQLiteStore:
 
 # One statement, so atomic: it inserts a new token or revives one whose memory expired, never a live one.
 _SPEND = (
-    "INSERT INTO once (token, expires_at) VALUES (?, ?)"
-    " ON CONFLICT (token) DO UPDATE SET expires_at = excluded.expires_at WHERE once.expires_at <= ?"
+    "INSERT INTO once (token, expires_at, value) VALUES (?, ?, ?)"
+    " ON CONFLICT (token) DO UPDATE SET expires_at = excluded.expires_at, value = excluded.value"
+    " WHERE once.expires_at <= ?"
 )
 _APPEND = "INSERT OR IGNORE INTO journal (run_id, seq, entry) VALUES (?, ?, ?)"
 _FORGET_QUESTION = "DELETE FROM questions WHERE id = ?"
+
+
+def _migrate(db: sqlite3.Connection) -> None:
+    """Bring the tables of a file from an older version up to `SCHEMA`."""
+    if _has_column(db, "once", "value"):
+        return
+    with _transaction(db):
+        # Asked again under the write lock: another process may have migrated the file meanwhile.
+        if not _has_column(db, "once", "value"):
+            # A token spent before values were kept reads back as b"1", what `use_once` records by default.
+            db.execute("ALTER TABLE once ADD COLUMN value BLOB NOT NULL DEFAULT x'31'")
+
+
+def _has_column(db: sqlite3.Connection, table: str, column: str) -> bool:
+    return any(row[1] == column for row in db.execute(f"PRAGMA table_info({table})"))
 
 
 def _forget_run(db: sqlite3.Connection, run_id: str) -> None:
