@@ -27,7 +27,6 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
@@ -35,12 +34,12 @@ from starlette.routing import Route
 from elicitkit._core.kinds import Answer
 from elicitkit._engine.answers import PageQuestion, PageReply
 from elicitkit._errors import InvalidElicitationContent
-from elicitkit._web.forms import parse_form
+from elicitkit._web.forms import CONTROLS, page_controls, parse_form
 from elicitkit._web.pages import CSP, error_page, form_page, message_page, stylesheet
 from elicitkit._web.tokens import InvalidLink, Link, LinkTokens
 from elicitkit.channels.base import Responder
 
-__all__ = ["PageIdentity", "PageSettings", "Pages", "own_input"]
+__all__ = ["PageIdentity", "PageSettings", "Pages"]
 
 PageIdentity = Callable[[Request], Awaitable[str | None]]
 """`async (request) -> principal`: who is opening the page (your session or SSO), compared with who was asked."""
@@ -48,6 +47,7 @@ PageIdentity = Callable[[Request], Awaitable[str | None]]
 _CLOSE = "You can close this page and return to the conversation."
 _GONE = "This question was already answered, or it has expired."
 _UNBOUND = "Open the link from the conversation again, in this browser, and try again."
+_REPEATED = "This form was not sent as the page shows it (a control came twice). Reload the link and try again."
 _HEADERS = {
     "Content-Security-Policy": CSP,
     "X-Content-Type-Options": "nosniff",
@@ -174,11 +174,14 @@ class Pages:
         if request.method == "GET":
             return self._render(request, link, found, status=200)
         form = await request.form()
-        field = own_input(form, "_csrf")
+        controls = page_controls(form.multi_items())
+        if controls is None:
+            return self._error(request, _REPEATED, 400)
+        field = controls.get(CONTROLS.csrf)
         bound = self._bound(request, link)
-        if not (isinstance(field, str) and bound and hmac.compare_digest(field.encode(), bound.encode())):
+        if not (field is not None and bound and hmac.compare_digest(field.encode(), bound.encode())):
             return self._error(request, "This form was not sent from this page. Reload the link and try again.", 403)
-        action = own_input(form, "_action")
+        action = controls.get(CONTROLS.action)
         if action not in ("accept", "decline", "cancel"):
             return self._error(request, "Choose Submit, Decline or Cancel.", 400)
         content: dict[str, Any] | None = None
@@ -264,10 +267,3 @@ def _by_field(exc: InvalidElicitationContent) -> dict[str, list[str]]:
     for problem in exc.problems:
         problems.setdefault(problem.path.split(".")[0], []).append(problem.message)
     return problems
-
-
-def own_input(form: FormData, name: str) -> str | None:
-    """One of the page's own inputs (`_csrf`, `_action`, ...): the first of that name, since the page puts them
-    before the question's fields, and a schema may name a field alike (the field's value comes last)."""
-    values = form.getlist(name)
-    return values[0] if values and isinstance(values[0], str) else None
