@@ -12,18 +12,16 @@ asked), and a post that repeats one of them is refused whole.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import urlencode
 
 import anyio
 import pytest
 from mcp import Client
 from mcp.client.session import ClientRequestContext
 from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import CallToolResult, ElicitRequestParams, ElicitRequestURLParams, ElicitResult
-from playwright.async_api import Browser, Page, Request, expect
+from mcp_types import ElicitRequestParams, ElicitResult
+from playwright.async_api import Browser, expect
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
@@ -33,6 +31,7 @@ from elicitkit.channels import WebInbox
 from elicitkit.channels.base import web
 from tests.channels.test_web_inbox import USER, calling, header_identity, person
 from tests.scenes import serving, text_of
+from tests.security.people import call_with_link, new_context, posts_of
 from tests.test_urlmode import asking, assert_open, open_form
 
 pytestmark = pytest.mark.anyio
@@ -73,28 +72,12 @@ def form_desk(schema: Any = TRAP) -> tuple[Elicitation, list[str]]:
     return hitl, got
 
 
-def posts_of(page: Page) -> list[dict[str, list[str]]]:
-    """Every form the page posts from now on, as name -> values."""
-    posted: list[dict[str, list[str]]] = []
-
-    def record(request: Request) -> None:
-        if request.method == "POST":
-            fields: dict[str, list[str]] = {}
-            for name, value in parse_qsl(request.post_data or "", keep_blank_values=True):
-                fields.setdefault(name, []).append(value)
-            posted.append(fields)
-
-    page.on("request", record)
-    return posted
-
-
 async def test_decline_in_the_web_inbox_stays_a_decline_when_the_agent_names_a_field_like_the_button(
     mode: str, browser: Browser
 ) -> None:
     hitl = agent_desk()
     async with serving(hitl) as url:
-        context = await browser.new_context(extra_http_headers={USER: "alice"})
-        context.set_default_timeout(10_000)
+        context = await new_context(browser, extra_http_headers={USER: "alice"})
         try:
             page = await context.new_page()
             posted = posts_of(page)
@@ -114,45 +97,24 @@ async def test_decline_in_the_web_inbox_stays_a_decline_when_the_agent_names_a_f
     assert form["ek:action"] == ["decline"]
 
 
-@dataclass
-class Person:
-    """Plays the client that hands the person a link, and the person at `page`."""
-
-    page: Page
-    does: Callable[[Page, str], Awaitable[None]]
-    links: list[str] = field(default_factory=list)
-
-    async def call(self, url: str, mode: str, tool: str) -> CallToolResult:
-        async def client_side(context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
-            assert isinstance(params, ElicitRequestURLParams)
-            self.links.append(params.url)
-            tg.start_soon(self.does, self.page, params.url)
-            return ElicitResult(action="accept")
-
-        async with anyio.create_task_group() as tg, Client(url, mode=mode, elicitation_callback=client_side) as c:
-            with anyio.fail_after(20):
-                return await c.call_tool(tool, {})
-
-
 @pytest.mark.parametrize("button", ["Decline", "Cancel"])
 async def test_decline_and_cancel_on_the_secure_form_stay_themselves_when_a_field_is_named_like_the_button(
     mode: str, browser: Browser, button: str
 ) -> None:
     hitl, got = form_desk()
 
-    async def presses(page: Page, link: str) -> None:
+    async def presses(link: str) -> None:
         await page.goto(link)
         await expect(page.get_by_label("_action")).to_have_value("accept")  # the trap, pre-filled
         await page.get_by_role("button", name=button).click()
         await expect(page.locator("h1")).to_have_text("Done")
 
     async with serving(hitl) as url:
-        context = await browser.new_context()
-        context.set_default_timeout(10_000)
+        context = await new_context(browser)
         try:
             page = await context.new_page()
             posted = posts_of(page)
-            result = await Person(page, presses).call(url, mode, "fill_in")
+            result = await call_with_link(url, mode, "fill_in", presses)
         finally:
             await context.close()
     outcome = {"Decline": "decline", "Cancel": "cancel"}[button]
