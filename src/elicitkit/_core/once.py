@@ -3,14 +3,16 @@
 An answer is taken once, across every node, by spending a *claim* under its
 run: the round nonce a 2026-07-28 retry echoes, the `elicitId` the model
 answers, or the question a page or a channel answers (so a page link, too,
-works once).
+works once). A page link is also bound once, to the first browser that opens
+it (`link_binding`).
 """
 
 from __future__ import annotations
 
+import hashlib
 from typing import NamedTuple
 
-__all__ = ["Claim", "spent_token"]
+__all__ = ["Claim", "link_binding", "spent_token"]
 
 
 class Claim(NamedTuple):
@@ -33,3 +35,14 @@ class Claim(NamedTuple):
 def spent_token(run_id: str, claim: Claim) -> str:
     """The store token of `claim` under its run, the same whichever node spends it."""
     return f"round:{run_id}:{claim.text}"
+
+
+def link_binding(question_id: str, holder: tuple[str, str] | None = None) -> str:
+    """The store token that binds a question's page link to the first browser opening it, the same on every node.
+
+    A question has one link (its form, or a third-party flow's `/elicit/go/` hop and callback); a channel hands
+    each approver a form link of their own (`holder`: their channel and user id), which binds apart.
+    """
+    if holder is None:
+        return f"bind:{question_id}"
+    return f"bind:{question_id}:" + hashlib.sha256("\0".join(holder).encode("utf-8", "surrogatepass")).hexdigest()
