@@ -163,11 +163,13 @@ async def _through_page(scene: Scene) -> str:
             page = await browser.get(links[0])
             assert page.status_code == 200, page.text
             heading = re.search(r"<h1>(.*?)</h1>", page.text, re.S)
-            csrf = re.search(r'name="_csrf" value="([^"]+)"', page.text)
+            csrf = re.search(r'name="ek:csrf" value="([^"]+)"', page.text)
             assert heading is not None
             assert csrf is not None
             fields = {k: "true" if v is True else str(v) for k, v in scene.person.content.items()}
             scene.person.seen.append(html.unescape(heading[1]))
-            done = await browser.post(links[0], data={"_csrf": html.unescape(csrf[1]), "_action": "accept", **fields})
+            done = await browser.post(
+                links[0], data={"ek:csrf": html.unescape(csrf[1]), "ek:action": "accept", **fields}
+            )
             assert done.status_code == 200, done.text
     return _text(result[0])

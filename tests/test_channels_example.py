@@ -16,7 +16,7 @@ from tests.scenes import serving, text_of
 
 pytestmark = pytest.mark.anyio
 
-_QUESTION = re.compile(r'name="_csrf" value="(?P<csrf>[^"]*)".*?name="_token" value="(?P<token>[^"]*)"', re.S)
+_QUESTION = re.compile(r'name="ek:csrf" value="(?P<csrf>[^"]*)".*?name="ek:token" value="(?P<token>[^"]*)"', re.S)
 
 
 async def answer_in_the_inbox(base: str, fields: dict[str, str], seen: str) -> None:
@@ -32,7 +32,7 @@ async def answer_in_the_inbox(base: str, fields: dict[str, str], seen: str) -> N
                     pass
         found = _QUESTION.search(page.text)
         assert found is not None, page.text
-        form = {"_csrf": found["csrf"], "_token": found["token"], "_action": "accept", **fields}
+        form = {"ek:csrf": found["csrf"], "ek:token": found["token"], "ek:action": "accept", **fields}
         posted = await browser.post("/elicit/inbox/answer", data=form)
         assert posted.status_code == 200, posted.text
 

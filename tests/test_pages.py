@@ -36,7 +36,7 @@ def test_every_question_string_is_escaped_in_text_and_attributes() -> None:
     assert page.text.count(HOSTILE) >= 6  # title, heading, general error, label, help, field error, option...
     inputs = {attrs.get("name"): attrs for tag, attrs in page.tags if tag == "input"}
     assert inputs["free"]["value"] == HOSTILE
-    assert inputs["_csrf"]["value"] == HOSTILE
+    assert inputs["ek:csrf"]["value"] == HOSTILE
     assert inputs[HOSTILE]["type"] == "checkbox"  # a field name, round-tripped through the attribute
     assert ("form", {"method": "post", "action": HOSTILE, "autocomplete": "off"}) in page.tags
     assert ("option", {"value": HOSTILE}) in page.tags

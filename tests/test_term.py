@@ -231,10 +231,10 @@ async def test_a_secret_asked_on_elicitkits_page_is_waited_for_until_the_page_is
         [link] = opened.read_text().splitlines()
         async with httpx.AsyncClient() as browser:  # the person, in the browser the link opened
             page = await browser.get(link)
-            csrf = re.search(r'name="_csrf" value="([^"]+)"', page.text)
+            csrf = re.search(r'name="ek:csrf" value="([^"]+)"', page.text)
             assert csrf is not None
             done = await browser.post(
-                link, data={"_csrf": html.unescape(csrf[1]), "_action": "accept", "token": "s3cr3t-t0ken"}
+                link, data={"ek:csrf": html.unescape(csrf[1]), "ek:action": "accept", "token": "s3cr3t-t0ken"}
             )
             assert done.status_code == 200, done.text
         screen = await term.wait_for("EXIT=")

@@ -89,9 +89,9 @@ async def test_a_secure_link_handed_to_an_approver_opens_whoever_the_pages_ident
         async with httpx.AsyncClient() as browser:
             page = await browser.get(verdict.message)
             assert page.status_code == 200  # the page's identity is a web user, not the Discord approver
-            csrf = re.search(r'name="_csrf" value="([^"]+)"', page.text)
+            csrf = re.search(r'name="ek:csrf" value="([^"]+)"', page.text)
             assert csrf is not None
-            form = {"_csrf": csrf.group(1), "_action": "accept", "user": "ops", "password": "hunter2"}
+            form = {"ek:csrf": csrf.group(1), "ek:action": "accept", "user": "ops", "password": "hunter2"}
             assert (await browser.post(verdict.message, data=form)).status_code == 200
     assert text_of(got["result"]) == "ops"
     [closing] = await channel.closings(1)

@@ -362,9 +362,9 @@ async def test_a_question_with_secret_fields_sends_a_one_time_link_only_to_the_p
 
         async with httpx.AsyncClient() as browser:
             page = await browser.get(url)
-            csrf = re.search(r'name="_csrf" value="([^"]+)"', page.text)
+            csrf = re.search(r'name="ek:csrf" value="([^"]+)"', page.text)
             assert csrf is not None
-            fields = {"_csrf": csrf.group(1), "_action": "accept", "user": "ada", "password": "hunter22"}
+            fields = {"ek:csrf": csrf.group(1), "ek:action": "accept", "user": "ada", "password": "hunter22"}
             assert (await browser.post(url, data=fields)).status_code == 200
         assert await running.text() == "user=ada password=8 characters"
         edit = await scene.discord.edit_of(message)

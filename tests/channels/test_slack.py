@@ -305,9 +305,9 @@ async def test_a_question_with_a_secret_field_offers_a_secure_page_whose_link_on
         assert all(link not in e.text for e in local.ephemerals if e.user != ALICE)
         async with httpx.AsyncClient() as browser:
             page = await browser.get(link)
-            csrf = re.search(r'name="_csrf" value="([^"]+)"', page.text)
+            csrf = re.search(r'name="ek:csrf" value="([^"]+)"', page.text)
             assert csrf is not None
-            form = {"_csrf": csrf.group(1), "_action": "accept", "user": "ops", "password": "hunter2"}
+            form = {"ek:csrf": csrf.group(1), "ek:action": "accept", "user": "ops", "password": "hunter2"}
             assert (await browser.post(link, data=form)).status_code == 200
         assert await result() == "ops:hunter2"
     assert message.context() == "Answered by alice: user: ops; password: ••••••"
@@ -337,9 +337,9 @@ async def test_a_reply_slack_gave_no_response_url_for_is_logged_by_kind_never_wi
         await local.click(ALICE, message, "Answer on a secure page")  # with a response_url: the link arrives
         [link] = re.findall(r"<(http://[^|>]+)\|", (await local.ephemeral_for(ALICE)).text)
         async with httpx.AsyncClient() as browser:
-            csrf = re.search(r'name="_csrf" value="([^"]+)"', (await browser.get(link)).text)
+            csrf = re.search(r'name="ek:csrf" value="([^"]+)"', (await browser.get(link)).text)
             assert csrf is not None
-            form = {"_csrf": csrf.group(1), "_action": "accept", "user": "ops", "password": "hunter2"}
+            form = {"ek:csrf": csrf.group(1), "ek:action": "accept", "user": "ops", "password": "hunter2"}
             assert (await browser.post(link, data=form)).status_code == 200
         assert await result() == "ops:hunter2"
 

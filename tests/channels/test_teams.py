@@ -298,9 +298,9 @@ async def test_secret_fields_are_answered_on_a_secure_page_whose_link_only_the_p
 
         async with httpx.AsyncClient() as browser:
             page = await browser.get(found.group(1))
-            csrf = re.search(r'name="_csrf" value="([^"]+)"', page.text)
+            csrf = re.search(r'name="ek:csrf" value="([^"]+)"', page.text)
             assert csrf is not None
-            form = {"_csrf": csrf.group(1), "_action": "accept", "user": "ci", "password": "hunter2"}
+            form = {"ek:csrf": csrf.group(1), "ek:action": "accept", "user": "ci", "password": "hunter2"}
             done = await browser.post(found.group(1), data=form)
             assert done.status_code == 200, done.text
         assert await scene.outcome() == "ci:hunter2"

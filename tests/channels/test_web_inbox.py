@@ -79,7 +79,7 @@ def inbox_server(**options: Any) -> Elicitation:
 
 _SECTION = re.compile(
     r'<section class="question" id="(?P<id>[^"]+)".*?<h2[^>]*>(?P<message>.*?)</h2>'
-    r'.*?name="_csrf" value="(?P<csrf>[^"]*)".*?name="_token" value="(?P<token>[^"]*)"',
+    r'.*?name="ek:csrf" value="(?P<csrf>[^"]*)".*?name="ek:token" value="(?P<token>[^"]*)"',
     re.S,
 )
 
@@ -145,7 +145,7 @@ class Person:
     async def answer(
         self, question: Listed, action: str = "accept", csrf: str | None = None, **fields: str | list[str]
     ) -> httpx.Response:
-        form = {"_csrf": question.csrf if csrf is None else csrf, "_token": question.token, "_action": action}
+        form = {"ek:csrf": question.csrf if csrf is None else csrf, "ek:token": question.token, "ek:action": action}
         return await self.http.post("/elicit/inbox/answer", data=form | fields)
 
     @asynccontextmanager
@@ -431,7 +431,7 @@ async def test_the_inbox_asks_to_sign_in_and_says_how_to_turn_it_on() -> None:
             response = await nobody.http.get(path)
             assert response.status_code == 401
             assert "Sign in" in response.text
-        assert (await nobody.http.post("/elicit/inbox/answer", data={"_action": "decline"})).status_code == 401
+        assert (await nobody.http.post("/elicit/inbox/answer", data={"ek:action": "decline"})).status_code == 401
         async with person(off_url, "alice") as alice:
             response = await alice.http.get("/elicit/inbox")
             assert response.status_code == 404
@@ -599,9 +599,9 @@ async def test_fields_named_like_the_pages_own_inputs_are_answered_as_fields_in_
         calling(url, mode) as call,
     ):
         question = await alice.arrival(events, "Odd names?")
-        # The page's own inputs come first; the question's fields of the same names follow them.
-        form = [("_csrf", question.csrf), ("_token", question.token), ("_action", "accept")]
-        form += [("_token", "typed token"), ("_action", "typed action")]
+        # The page's own inputs are named under "ek:", which no field can take: these fields are only fields.
+        form = [("ek:csrf", question.csrf), ("ek:token", question.token), ("_token", "typed token")]
+        form += [("_action", "typed action"), ("ek:action", "accept")]
         body = urlencode(form)
         headers = {"content-type": "application/x-www-form-urlencoded"}
         answered = await alice.http.post("/elicit/inbox/answer", content=body, headers=headers)

@@ -3,7 +3,8 @@
 An answer is taken once, across every node, by spending a *claim* under its
 run: the round nonce a 2026-07-28 retry echoes, the `elicitId` the model
 answers, or the question a page or a channel answers (so a page link, too,
-works once).
+works once). A page link is also bound once, to the first browser that opens
+it (`link_binding`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import NamedTuple
 
 from elicitkit._core.kinds import Answer
 
-__all__ = ["Claim", "fingerprint", "spent_token"]
+__all__ = ["Claim", "fingerprint", "link_binding", "spent_token"]
 
 
 class Claim(NamedTuple):
@@ -50,3 +51,14 @@ def fingerprint(answers: Mapping[str, Answer]) -> bytes:
         default=str,
     )
     return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).digest()[:16]
+
+
+def link_binding(question_id: str, holder: tuple[str, str] | None = None) -> str:
+    """The store token that binds a question's page link to the first browser opening it, the same on every node.
+
+    A question has one link (its form, or a third-party flow's `/elicit/go/` hop and callback); a channel hands
+    each approver a form link of their own (`holder`: their channel and user id), which binds apart.
+    """
+    if holder is None:
+        return f"bind:{question_id}"
+    return f"bind:{question_id}:" + hashlib.sha256("\0".join(holder).encode("utf-8", "surrogatepass")).hexdigest()

@@ -246,6 +246,11 @@ class Answers:
                 return None  # answered already: the run has moved on
         return PageQuestion(record.message, record.form())
 
+    async def bind_link(self, question_id: str, expires_at: float, by: Responder | None = None) -> bool:
+        """A browser opened the question's page link (`by`: the approver a channel handed it to): True only for
+        the first browser, on any node."""
+        return await self.records.bind_link(question_id, None if by is None else (by.channel, by.id), expires_at)
+
     async def page_answer(
         self, question_id: str, principal: str | None, answer: Answer, by: Responder | None = None
     ) -> PageReply:

@@ -3,7 +3,8 @@
 - **runs**: a hosted run's tool, arguments and era, with the node that owns it;
 - **questions**: a run's open questions (sealed with what a page or another node needs to take their answer);
 - **the journal**: by position, each answer (pinned to the digest of the question asked) and each `step` result;
-- **claims**: the one-time tokens an answer spends (named in `_core/once.py`);
+- **claims**: the one-time tokens an answer spends (named in `_core/once.py`), and the one-time binding of a
+  page link to the first browser that opens it;
 - **tasks**: an MCP task's status and outcome;
 - **the inbox index**: the open questions each person's web inbox shows.
 
@@ -26,7 +27,7 @@ from typing import Any, Protocol, cast
 
 from elicitkit._core.journal import Entry
 from elicitkit._core.kinds import Answer, Mode, RouteName, is_id
-from elicitkit._core.once import Claim, spent_token
+from elicitkit._core.once import Claim, link_binding, spent_token
 from elicitkit._crypto import PlainSealer
 from elicitkit._engine.question import Question
 from elicitkit._engine.run import Run
@@ -325,6 +326,11 @@ class Records:
         if not is_id(run_id):
             return None
         return await self.store.spent(spent_token(run_id, claim))
+
+    async def bind_link(self, question_id: str, holder: tuple[str, str] | None, expires_at: float) -> bool:
+        """Bind a question's page link (`holder`'s own, for an approver) to a browser: True only the first time,
+        across every node; remembered until the link expires."""
+        return await self.store.use_once(link_binding(question_id, holder), expires_at)
 
     # -- tasks -----------------------------------------------------------------------------
 

@@ -6,7 +6,8 @@ refused with the property and the reason. The legacy titled-enum form
 (`enum` + `enumNames`) is accepted: elicitkit reads it as the current `oneOf`
 form, and the client gets the schema as the server wrote it (`as_written`).
 Schemas compiled from Python types pass through the same checks, so a default
-is always something an answer could be.
+is always something an answer could be, and no field takes a name reserved for
+the controls elicitkit's pages add to a form (`PAGE_CONTROLS`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,11 @@ from elicitkit._errors import SchemaError
 from elicitkit._schema.choices import choices_of
 from elicitkit._schema.values import check_value
 
-__all__ = ["as_written", "check_raw_schema"]
+__all__ = ["PAGE_CONTROLS", "as_written", "check_raw_schema"]
+
+PAGE_CONTROLS = "ek:"
+"""The prefix of the controls elicitkit's pages post beside a question's fields (`ek:csrf`, `ek:action`,
+`ek:token`): no property may start with it, so no field a question asks for can pose as the page's own."""
 
 _COMMON = {"type", "title", "description", "default"}
 _ALLOWED = {
@@ -49,6 +54,12 @@ def check_raw_schema(schema: Mapping[str, Any], label: Callable[[str], str] = _r
     properties = schema.get("properties")
     if not isinstance(properties, Mapping) or not all(isinstance(k, str) for k in properties):
         raise SchemaError("Raw schema: 'properties' must be an object of property schemas")
+    reserved = [name for name in properties if name.startswith(PAGE_CONTROLS)]
+    if reserved:
+        raise SchemaError(
+            f"{label(reserved[0])}: names starting with {PAGE_CONTROLS!r} are reserved for the controls of "
+            "elicitkit's pages; rename the field"
+        )
     required = schema.get("required", [])
     if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
         raise SchemaError("Raw schema: 'required' must be a list of property names")

@@ -6,12 +6,14 @@
     GET  /elicit/cb?state=…   where the third party (OAuth, payments) redirects back
     GET  /elicit/static/style.css
 
-The first elicitkit page a browser opens for a question binds that browser to
-it with a sealed, per-question cookie (`SameSite=Lax`, `HttpOnly`). A form
-POST must carry the cookie and the same value in a hidden field (CSRF), and a
-callback must come back to a bound browser: someone who only saw a link or an
-authorize URL cannot complete the question. With `page_identity`, the person
-opening the page must also be the principal who was asked.
+A link is bound to the first browser that opens it: that GET records the
+binding in the store, once for every node (`Questions.bind_link`), and gives the
+browser a sealed, per-link cookie (`SameSite=Lax`, `HttpOnly`). Every later
+request of the link (the form, its POST, the `/elicit/go/` hop, the callback)
+must carry that cookie, or gets "This link was opened in another browser": who
+only saw a link or an authorize URL cannot answer once the person opened it. A
+form POST also carries a hidden value derived from the cookie (CSRF). With
+`page_identity`, the person opening the page must also be the principal asked.
 
 Every response carries a strict Content-Security-Policy and is never cached.
 Links are sealed, expiring and usable once; a forged, expired, reused or
@@ -20,14 +22,12 @@ foreign link gets a clear page and resumes nothing.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import hmac
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
@@ -35,19 +35,23 @@ from starlette.routing import Route
 from elicitkit._core.kinds import Answer
 from elicitkit._engine.answers import PageQuestion, PageReply
 from elicitkit._errors import InvalidElicitationContent
-from elicitkit._web.forms import parse_form
+from elicitkit._web.forms import CONTROLS, page_controls, parse_form
 from elicitkit._web.pages import CSP, error_page, form_page, message_page, stylesheet
 from elicitkit._web.tokens import InvalidLink, Link, LinkTokens
 from elicitkit.channels.base import Responder
 
-__all__ = ["PageIdentity", "PageSettings", "Pages", "own_input"]
+__all__ = ["PageIdentity", "PageSettings", "Pages"]
 
 PageIdentity = Callable[[Request], Awaitable[str | None]]
 """`async (request) -> principal`: who is opening the page (your session or SSO), compared with who was asked."""
 
 _CLOSE = "You can close this page and return to the conversation."
 _GONE = "This question was already answered, or it has expired."
-_UNBOUND = "Open the link from the conversation again, in this browser, and try again."
+_ELSEWHERE = (
+    "This link was opened in another browser, and only that browser can use it. "
+    "Open the link from the conversation again in that browser."
+)
+_REPEATED = "This form was not sent as the page shows it (a control came twice). Reload the link and try again."
 _HEADERS = {
     "Content-Security-Policy": CSP,
     "X-Content-Type-Options": "nosniff",
@@ -66,9 +70,14 @@ class PageSettings(Protocol):
 
 
 class Questions(Protocol):
-    """How the pages reach questions: the engine's answers, seen through the two things pages do."""
+    """How the pages reach questions: the engine's answers, seen through the things pages do."""
 
     async def page_question(self, question_id: str, principal: str | None) -> PageQuestion | None: ...
+
+    async def bind_link(self, question_id: str, expires_at: float, by: Responder | None = None) -> bool:
+        """Record that a browser opened the question's link (`by`'s own link, for an approver): True only the
+        first time, across every node."""
+        ...
 
     async def page_answer(
         self, question_id: str, principal: str | None, answer: Answer, by: Responder | None = None
@@ -112,26 +121,38 @@ class Pages:
         return self._html(request, lambda css: message_page(title, text, symbol=symbol, css=css))
 
     @staticmethod
-    def _cookie_name(question_id: str) -> str:
-        return "ek_" + hashlib.sha256(question_id.encode()).hexdigest()[:16]
+    def _cookie_name(link: Link) -> str:
+        holder = "" if link.by is None else f"\0{link.by[0]}\0{link.by[1]}"  # an approver's link is their own
+        return "ek_" + hashlib.sha256(f"{link.question_id}{holder}".encode()).hexdigest()[:16]
 
     def _bound(self, request: Request, link: Link) -> str | None:
-        """This browser's binding to the question, if it has a valid one."""
-        value = request.cookies.get(self._cookie_name(link.question_id))
+        """This browser's binding to the link, if it holds a valid one."""
+        value = request.cookies.get(self._cookie_name(link))
         if not value:
             return None
         try:
             bound = self.tokens.read(value, "browser")
         except InvalidLink:
             return None
-        return value if bound.question_id == link.question_id and bound.principal == link.principal else None
+        same = (bound.question_id, bound.principal, bound.by) == (link.question_id, link.principal, link.by)
+        return value if same else None
 
-    def _bind(self, request: Request, response: Response, link: Link, value: str | None = None) -> str:
-        """Bind this browser to the question (reusing an existing binding, so a second tab keeps working)."""
-        value = value or self._bound(request, link) or self.tokens.mint(dataclasses.replace(link, purpose="browser"))
+    async def _admit(self, request: Request, link: Link) -> str | None:
+        """This browser's binding to the link: the one it holds (a second tab keeps working), or a new one when it
+        is the first browser to open the link; None when another browser opened it first."""
+        held = self._bound(request, link)
+        if held is not None:
+            return held
+        by = None if link.by is None else Responder(*link.by)
+        if not await self.questions.bind_link(link.question_id, link.expires_at, by):
+            return None
+        return self.tokens.mint(Link(link.question_id, link.principal, "browser", link.expires_at, by=link.by))
+
+    def _bind(self, request: Request, response: Response, link: Link, value: str) -> None:
+        """Give this browser its binding to the link (again: the cookie's life follows the link's)."""
         public = self.settings.public_url or ""
         response.set_cookie(
-            self._cookie_name(link.question_id),
+            self._cookie_name(link),
             value,
             httponly=True,
             samesite="lax",  # sent on the top-level redirect back from a third party; never on cross-site POSTs
@@ -139,12 +160,11 @@ class Pages:
             path=f"{self._root(request)}/elicit/",
             max_age=max(1, int(link.expires_at - time.time())),
         )
-        return value
 
     def _unbind(self, request: Request, response: Response, link: Link) -> Response:
         """The question is done: drop its cookie, so a busy browser does not pile them up."""
         response.delete_cookie(
-            self._cookie_name(link.question_id), path=f"{self._root(request)}/elicit/", httponly=True, samesite="lax"
+            self._cookie_name(link), path=f"{self._root(request)}/elicit/", httponly=True, samesite="lax"
         )
         return response
 
@@ -171,14 +191,19 @@ class Pages:
         found = await self._question(link)
         if found is None:
             return self._error(request, _GONE, 410)
+        binding = await self._admit(request, link) if request.method == "GET" else self._bound(request, link)
+        if binding is None:
+            return self._error(request, _ELSEWHERE, 403)
         if request.method == "GET":
-            return self._render(request, link, found, status=200)
+            return self._render(request, link, found, binding, status=200)
         form = await request.form()
-        field = own_input(form, "_csrf")
-        bound = self._bound(request, link)
-        if not (isinstance(field, str) and bound and hmac.compare_digest(field.encode(), bound.encode())):
+        controls = page_controls(form.multi_items())
+        if controls is None:
+            return self._error(request, _REPEATED, 400)
+        field = controls.get(CONTROLS.csrf)
+        if not (field is not None and hmac.compare_digest(field.encode(), _csrf_of(binding).encode())):
             return self._error(request, "This form was not sent from this page. Reload the link and try again.", 403)
-        action = own_input(form, "_action")
+        action = controls.get(CONTROLS.action)
         if action not in ("accept", "decline", "cancel"):
             return self._error(request, "Choose Submit, Decline or Cancel.", 400)
         content: dict[str, Any] | None = None
@@ -190,7 +215,7 @@ class Pages:
         if reply.status == "refused":
             assert reply.problems is not None
             errors = _by_field(reply.problems)
-            return self._render(request, link, found, status=422, values=content, errors=errors)
+            return self._render(request, link, found, binding, status=422, values=content, errors=errors)
         if reply.status == "closed":
             return self._error(request, _GONE, 410)
         if action == "accept":
@@ -202,19 +227,19 @@ class Pages:
         request: Request,
         link: Link,
         found: PageQuestion,
+        binding: str,
         *,
         status: int,
         values: dict[str, Any] | None = None,
         errors: dict[str, list[str]] | None = None,
     ) -> Response:
-        binding = self._bound(request, link) or self.tokens.mint(dataclasses.replace(link, purpose="browser"))
         response = self._html(
             request,
             lambda css: form_page(
                 message=found.message,
                 schema=found.schema.wire,
                 action=str(request.url.path),
-                csrf=binding,
+                csrf=_csrf_of(binding),
                 values=values,
                 errors=errors,
                 secret=found.schema.secret_fields,
@@ -235,8 +260,11 @@ class Pages:
             return self._error(request, "This link was sent to someone else.", 403)
         if link.target is None or await self._question(link) is None:
             return self._error(request, _GONE, 410)
+        binding = await self._admit(request, link)
+        if binding is None:
+            return self._error(request, _ELSEWHERE, 403)
         response = RedirectResponse(link.target, status_code=303, headers=_HEADERS)
-        self._bind(request, response, link)
+        self._bind(request, response, link, binding)
         return response
 
     async def callback(self, request: Request) -> Response:
@@ -249,7 +277,7 @@ class Pages:
             return self._error(request, "This link was already used, or it has expired.", 410)
         if self._bound(request, link) is None:
             # Whoever saw the authorize URL could otherwise hand the tool a code of their own.
-            return self._error(request, _UNBOUND, 403)
+            return self._error(request, _ELSEWHERE, 403)
         if not await self._same_person(request, link):
             return self._error(request, "This link was sent to someone else.", 403)
         params = {key: value for key, value in request.query_params.items() if key != "state"}
@@ -259,15 +287,13 @@ class Pages:
         return self._unbind(request, self._done(request, "All set", _CLOSE), link)
 
 
+def _csrf_of(binding: str) -> str:
+    """The form's hidden CSRF value: derived from the browser's binding, so the page never shows the cookie."""
+    return hashlib.sha256(b"elicitkit/v1/csrf\0" + binding.encode()).hexdigest()
+
+
 def _by_field(exc: InvalidElicitationContent) -> dict[str, list[str]]:
     problems: dict[str, list[str]] = {}
     for problem in exc.problems:
         problems.setdefault(problem.path.split(".")[0], []).append(problem.message)
     return problems
-
-
-def own_input(form: FormData, name: str) -> str | None:
-    """One of the page's own inputs (`_csrf`, `_action`, ...): the first of that name, since the page puts them
-    before the question's fields, and a schema may name a field alike (the field's value comes last)."""
-    values = form.getlist(name)
-    return values[0] if values and isinstance(values[0], str) else None

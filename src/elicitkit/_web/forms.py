@@ -6,17 +6,52 @@ question (message, titles, descriptions, choices, defaults). The browser
 enforces each constraint it can (`required`, `minlength`, `maxlength`, `min`,
 `max`, input types); the server validates the answer again regardless. Fields
 listed in `secret` render as password inputs and are never pre-filled.
+
+The page's own controls (`CONTROLS`: the CSRF value, the pressed button, the
+inbox's question token) are posted beside the fields under a prefix no schema
+property may take (`PAGE_CONTROLS`), and `page_controls` reads them from a post:
+each at most once, or the post is refused whole.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from elicitkit._schema.choices import options_of
+from elicitkit._schema.restricted import PAGE_CONTROLS
 
-__all__ = ["FieldView", "field_views", "parse_form", "typed_number"]
+__all__ = ["CONTROLS", "Controls", "FieldView", "field_views", "page_controls", "parse_form", "typed_number"]
+
+
+@dataclass(frozen=True, slots=True)
+class Controls:
+    """The names of the page's own form controls, which the templates and the handlers share."""
+
+    csrf: str = f"{PAGE_CONTROLS}csrf"
+    action: str = f"{PAGE_CONTROLS}action"
+    token: str = f"{PAGE_CONTROLS}token"
+
+
+CONTROLS = Controls()
+
+
+def page_controls(posted: Iterable[tuple[str, Any]]) -> dict[str, str] | None:
+    """The page's own controls in a post, by name; None when one of them comes more than once, or not as text.
+
+    A page sends each of its controls once. A post that repeats one was not sent by the page as it was
+    rendered, and is refused whole rather than read by picking one of the values.
+    """
+    controls: dict[str, str] = {}
+    for name, value in posted:
+        if not name.startswith(PAGE_CONTROLS):
+            continue
+        if name in controls or not isinstance(value, str):
+            return None
+        controls[name] = value
+    return controls
+
 
 _INPUT_TYPES = {"email": "email", "uri": "url", "date": "date", "date-time": "datetime-local"}
 

@@ -46,8 +46,8 @@ from starlette.routing import Route
 
 from elicitkit._errors import ElicitationError
 from elicitkit._schema.choices import options_of
-from elicitkit._web.app import PageIdentity, own_input
-from elicitkit._web.forms import FieldView, field_views, parse_form
+from elicitkit._web.app import PageIdentity
+from elicitkit._web.forms import CONTROLS, FieldView, field_views, page_controls, parse_form
 from elicitkit._web.pages import CSP, _templates, message_page
 from elicitkit._web.tokens import InvalidLink, Link, LinkTokens
 from elicitkit.channels.base import Desk, Prompt, Responder, Verdict
@@ -101,6 +101,7 @@ _ENABLE = (
 )
 _SIGN_IN = "Sign in to see the questions waiting for you, then open this page again."
 _FORGED = "This form was not sent from your inbox. Reload the inbox and answer again."
+_REPEATED = "This form was not sent as your inbox shows it (a control came twice). Reload the inbox and answer again."
 _NOT_SENT = "Your answer was not sent"
 _KINDS = ("string", "number", "integer", "boolean", "array")
 
@@ -245,11 +246,14 @@ class InboxPages:
         if isinstance(principal, Response):
             return principal
         form = await request.form()
-        sent, bound = own_input(form, "_csrf"), self._csrf(request, principal)
-        if not (isinstance(sent, str) and bound is not None and hmac.compare_digest(sent.encode(), bound.encode())):
+        controls = page_controls(form.multi_items())
+        if controls is None:
+            return self._error(request, _REPEATED, 400, title=_NOT_SENT)
+        sent, bound = controls.get(CONTROLS.csrf), self._csrf(request, principal)
+        if not (sent is not None and bound is not None and hmac.compare_digest(sent.encode(), bound.encode())):
             return self._error(request, _FORGED, 403, title=_NOT_SENT)
-        token, action = own_input(form, "_token"), own_input(form, "_action")
-        if not isinstance(token, str) or action not in ("accept", "decline"):
+        token, action = controls.get(CONTROLS.token), controls.get(CONTROLS.action)
+        if token is None or action not in ("accept", "decline"):
             return self._error(request, "Choose Submit or Decline on one of your questions.", 400, title=_NOT_SENT)
         prompt = await self.desk.prompt(token)
         if prompt is None:

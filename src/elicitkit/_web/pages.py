@@ -15,7 +15,7 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
-from elicitkit._web.forms import field_views
+from elicitkit._web.forms import CONTROLS, field_views
 
 __all__ = ["CSP", "error_page", "form_page", "message_page", "stylesheet"]
 
@@ -29,13 +29,15 @@ CSS = "/elicit/static/style.css"
 @cache
 def _templates() -> Environment:
     # Built on first use, not on import. StrictUndefined: a misspelt variable is an error, not an empty string.
-    return Environment(
+    environment = Environment(
         loader=PackageLoader("elicitkit._web", "templates"),
         autoescape=True,
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    environment.globals["controls"] = CONTROLS  # the page's own inputs, named where no field can be
+    return environment
 
 
 @cache
