@@ -41,6 +41,16 @@ _ALLOWED = {
     "array": _COMMON | {"items", "minItems", "maxItems"},
 }
 _FORMATS = {"email", "uri", "date", "date-time"}
+_ROOT_TEXT = (
+    ("$schema", "'$schema'", MAX_LABEL),
+    ("title", "'title'", MAX_LABEL),
+    ("description", "'description'", MAX_TEXT),
+)
+_PROPERTY_TEXT = (
+    ("title", "'title'", MAX_LABEL),
+    ("description", "'description'", MAX_TEXT),
+    ("default", "'default'", MAX_TEXT),
+)
 
 
 def _raw_label(name: str) -> str:
@@ -70,8 +80,8 @@ def check_raw_schema(
         raise refuse("'properties' must be an object of property schemas")
     if "$schema" in schema and not isinstance(schema["$schema"], str):
         raise refuse("'$schema' must be a string (the dialect's URI)")
-    for key, most in (("$schema", MAX_LABEL), ("title", MAX_LABEL), ("description", MAX_TEXT)):
-        check_text(schema.get(key), repr(key), most, refuse)
+    for key, what, most in _ROOT_TEXT:
+        check_text(schema.get(key), what, most, refuse)
     for name in properties:
         check_text(name, "a field name", MAX_LABEL, refuse)
     required = schema.get("required", [])
@@ -124,8 +134,8 @@ def _property(name: str, prop: Any, label: Callable[[str], str]) -> dict[str, An
     for key in ("title", "description"):
         if key in prop and not isinstance(prop[key], str):
             raise refuse(f"{key!r} must be a string")
-    for key, most in (("title", MAX_LABEL), ("description", MAX_TEXT), ("default", MAX_TEXT)):
-        check_text(prop.get(key), repr(key), most, refuse)
+    for key, what, most in _PROPERTY_TEXT:
+        check_text(prop.get(key), what, most, refuse)
     if kind == "string":
         _string(prop, out, refuse)
     elif kind in ("number", "integer"):
