@@ -258,7 +258,7 @@ class Elicitation:
 
     def routes(self) -> list[Route]:
         """elicitkit's page routes and its channels' callbacks, to add to your own Starlette/FastAPI app (next to
-        the mounted MCP app)."""
+        the mounted MCP app). Each reads a request's body first, within `body_limits`."""
         return self._links.routes()
 
     def http_app(self, **options: Any) -> Starlette:
