@@ -19,6 +19,8 @@ from typing import Literal
 import anyio
 import httpx
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from mcp import Client
 from mcp.client.session import ClientRequestContext
 from mcp.server.mcpserver import Context, MCPServer
@@ -27,7 +29,7 @@ from pydantic import BaseModel, SecretStr
 from starlette.requests import Request
 
 from elicitkit import BodyLimits, Elicitation
-from elicitkit.channels import SlackChannel, WebInbox, slack, web
+from elicitkit.channels import DiscordChannel, SlackChannel, TeamsChannel, WebInbox, slack, web
 from tests.channels.slack_server import LocalSlack
 from tests.scenes import reached, serving
 from tests.security import wire
@@ -233,6 +235,58 @@ async def test_a_client_that_leaves_mid_body_is_logged_in_one_line_without_a_tra
         logging.getLogger("elicitkit").removeHandler(watch)
     assert refusals(caplog) == []
     assert [r.levelname for r in caplog.records if "went away" in r.getMessage()] == ["INFO"]
+
+
+# -- every route ------------------------------------------------------------------------------------------------
+
+
+async def test_every_route_elicitkit_serves_refuses_a_large_body_and_drops_a_stalled_one(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    key = Ed25519PrivateKey.generate().public_key().public_bytes(Encoding.Raw, PublicFormat.Raw).hex()
+    channels = [
+        WebInbox(),
+        SlackChannel("xoxb-unused", "signing-secret"),
+        DiscordChannel("bot-token", key),
+        TeamsChannel("app-id", "app-password", service_url="https://smba.trafficmanager.net/teams/"),
+    ]
+    limits = BodyLimits(read_timeout=READ_TIMEOUT)
+    hitl = Elicitation(MCPServer("every-route"), channels=channels, page_identity=header_identity, body_limits=limits)
+    # Read from routes() itself: a route added later is held to the same limits without a test saying so.
+    calls = sorted((method, r.path) for r in hitl.routes() for method in (r.methods or set()) - {"HEAD"})
+    assert {path for _, path in calls} >= {
+        "/elicit/f/{token}",
+        "/elicit/inbox/answer",
+        "/elicit/inbox/events",
+        "/elicit/channels/slack/interactions",
+        "/elicit/channels/discord/interactions",
+        "/elicit/channels/teams/messages",
+    }
+    answers: dict[tuple[str, str, str], int] = {}
+    async with serving(hitl) as url:
+        base = url.removesuffix("/mcp")
+
+        async def large(method: str, path: str) -> None:
+            target = base + path.replace("{token}", "t0k3n")
+            async with wire.request(target, {"Content-Length": str(10 * MiB), USER: "alice"}, method) as sent:
+                await sent.send(b"x" * 1024)
+                answers[method, path, "large"] = (await sent.answer()).status
+
+        async def stalled(method: str, path: str) -> None:
+            target = base + path.replace("{token}", "t0k3n")
+            async with wire.request(target, {"Content-Length": "100", USER: "alice"}, method) as sent:
+                await sent.send(b"x" * 10)
+                answers[method, path, "stalled"] = (await sent.answer()).status
+
+        with anyio.fail_after(READ_TIMEOUT + 5):
+            async with anyio.create_task_group() as tg:
+                for method, path in calls:
+                    tg.start_soon(large, method, path)
+                    tg.start_soon(stalled, method, path)
+    assert answers == {
+        (m, p, kind): {"large": 413, "stalled": 408}[kind] for m, p in calls for kind in ("large", "stalled")
+    }
+    assert len(refusals(caplog)) == 2 * len(calls)
 
 
 # -- the settings ---------------------------------------------------------------------------------------------
