@@ -3,6 +3,7 @@ import elicitkit
 EXPECTED = [
     "Accepted",
     "Ask",
+    "BodyLimits",
     "Cancelled",
     "ClientOverride",
     "Declined",

@@ -35,10 +35,12 @@ if TYPE_CHECKING:
     from elicitkit._schema.compile import Titles
     from elicitkit._timeouts import SERVER_DEFAULT, Timeout
     from elicitkit._web.app import PageIdentity
+    from elicitkit._web.limits import BodyLimits
 
 _HOMES = {
     "Accepted": "elicitkit._results",
     "Ask": "elicitkit._hookdata",
+    "BodyLimits": "elicitkit._web.limits",
     "Cancelled": "elicitkit._results",
     "ClientOverride": "elicitkit._clients",
     "Declined": "elicitkit._results",
@@ -68,6 +70,7 @@ _HOMES = {
 __all__ = [
     "Accepted",
     "Ask",
+    "BodyLimits",
     "Cancelled",
     "ClientOverride",
     "Declined",

@@ -26,6 +26,7 @@ from elicitkit._schema.compile import compile_schema
 from elicitkit._timeouts import SERVER_DEFAULT, Timeout, check_seconds
 from elicitkit._urlmode import Links
 from elicitkit._web.app import PageIdentity
+from elicitkit._web.limits import DEFAULT_BODY_LIMITS, BodyLimits
 from elicitkit._web.tokens import LinkTokens
 from elicitkit.channels.base import Channel, Via
 from elicitkit.stores import store_and_broker
@@ -111,6 +112,8 @@ class Elicitation:
             their callbacks are served next to elicitkit's pages.
         via: where questions go unless a call says otherwise: a channel
             (`slack("#deploys")`, `web()`, ...), or None for the MCP client.
+        body_limits: how large a body elicitkit's pages take (256 KiB) and how
+            long any of its routes waits for one (10 s); see `BodyLimits`.
     """
 
     def __init__(
@@ -136,6 +139,7 @@ class Elicitation:
         page_identity: PageIdentity | None = None,
         channels: Sequence[Channel] = (),
         via: Via | None = None,
+        body_limits: BodyLimits = DEFAULT_BODY_LIMITS,
     ) -> None:
         check_seconds(timeout)
         check_seconds(run_expiry, "run_expiry", none_ok=False)
@@ -184,7 +188,14 @@ class Elicitation:
         self._engine = Engine(policy, store=the_store, broker=broker, sealer=sealer, tokens=tokens)
         self._hooks = Hooks()
         self._asking = Asking(self._engine, self._hooks, self.node_id, timeout=timeout, via=None)
-        self._links = Links(self._engine, self._asking, tokens, public_url=public_url, page_identity=page_identity)
+        self._links = Links(
+            self._engine,
+            self._asking,
+            tokens,
+            public_url=public_url,
+            page_identity=page_identity,
+            body_limits=body_limits,
+        )
         desk = self._engine.desk
         desk.base_url = self._links.base
         desk.page_identity = page_identity
@@ -247,7 +258,7 @@ class Elicitation:
 
     def routes(self) -> list[Route]:
         """elicitkit's page routes and its channels' callbacks, to add to your own Starlette/FastAPI app (next to
-        the mounted MCP app)."""
+        the mounted MCP app). Each reads a request's body first, within `body_limits`."""
         return self._links.routes()
 
     def http_app(self, **options: Any) -> Starlette:

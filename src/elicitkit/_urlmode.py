@@ -33,6 +33,7 @@ from elicitkit._schema.compile import FormSchema, compile_schema
 from elicitkit._schema.validate import to_data
 from elicitkit._timeouts import LINK_LIFETIME_MAX, SERVER_DEFAULT, Timeout, check_message
 from elicitkit._web.app import PageIdentity, Pages
+from elicitkit._web.limits import CALLBACK_LIMIT, DEFAULT_BODY_LIMITS, BodyLimits, bounded
 from elicitkit._web.tokens import Link, LinkTokens
 from elicitkit.channels.base import Via
 
@@ -88,8 +89,10 @@ class Links:
         *,
         public_url: str | None,
         page_identity: PageIdentity | None,
+        body_limits: BodyLimits = DEFAULT_BODY_LIMITS,
     ) -> None:
         self.engine = engine
+        self.body_limits = body_limits
         self.asking = asking
         self.tokens = tokens
         self.page_identity = page_identity
@@ -107,10 +110,17 @@ class Links:
         self._public_url = check_url(value).rstrip("/") if value is not None else None
 
     def routes(self) -> list[Route]:
-        """elicitkit's page routes and every added channel's callbacks."""
-        engine = self.engine
-        pages = Pages(engine.answers, self.tokens, self).routes()
-        return pages + [route for channel in engine.desk.channels.values() for route in channel.routes()]
+        """elicitkit's page routes and every added channel's callbacks, each reading its body within limits."""
+        engine, limits = self.engine, self.body_limits
+        routes = [
+            bounded(route, limits.page, limits.read_timeout)
+            for route in Pages(engine.answers, self.tokens, self).routes()
+        ]
+        for name, channel in engine.desk.channels.items():
+            # A channel's callbacks take what its service sends; the web inbox's pages take what a page does.
+            limit = limits.page if engine.desk.own_pages(name) else getattr(channel, "body_limit", CALLBACK_LIMIT)
+            routes += [bounded(route, limit, limits.read_timeout) for route in channel.routes()]
+        return routes
 
     def base(self) -> str:
         if self._public_url is None:

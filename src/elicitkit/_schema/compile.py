@@ -211,7 +211,7 @@ def _compile_type(tp: Any, secrets: bool = False) -> FormSchema:
     if required:
         wire["required"] = required
     # The same checks as a hand-written schema: defaults that fit, bounds that admit an answer.
-    wire = check_raw_schema(wire, lambda field: f"Field '{name}.{field}'")
+    wire = check_raw_schema(wire, lambda field: f"Field '{name}.{field}'", root=f"Cannot ask with {name!r}")
     try:
         adapter: TypeAdapter[Any] = TypeAdapter(tp)
     except PydanticUserError as exc:

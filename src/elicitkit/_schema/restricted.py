@@ -2,7 +2,8 @@
 
 The spec allows a flat object whose properties are strings, numbers,
 integers, booleans and SEP-1330 enums. A raw schema outside that subset is
-refused with the property and the reason. The legacy titled-enum form
+refused with the property and the reason, and so is one past elicitkit's size
+limits (`limits`: fields, choices, text lengths, bytes). The legacy titled-enum form
 (`enum` + `enumNames`) is accepted: elicitkit reads it as the current `oneOf`
 form, and the client gets the schema as the server wrote it (`as_written`).
 Schemas compiled from Python types pass through the same checks, so a default
@@ -18,6 +19,16 @@ from typing import Any
 
 from elicitkit._errors import SchemaError
 from elicitkit._schema.choices import choices_of
+from elicitkit._schema.limits import (
+    MAX_FIELDS,
+    MAX_LABEL,
+    MAX_OPTIONS,
+    MAX_TEXT,
+    Refuse,
+    check_count,
+    check_size,
+    check_text,
+)
 from elicitkit._schema.values import check_value
 
 __all__ = ["PAGE_CONTROLS", "as_written", "check_raw_schema"]
@@ -35,25 +46,49 @@ _ALLOWED = {
     "array": _COMMON | {"items", "minItems", "maxItems"},
 }
 _FORMATS = {"email", "uri", "date", "date-time"}
+_ROOT_TEXT = (
+    ("$schema", "'$schema'", MAX_LABEL),
+    ("title", "'title'", MAX_LABEL),
+    ("description", "'description'", MAX_TEXT),
+)
+_PROPERTY_TEXT = (
+    ("title", "'title'", MAX_LABEL),
+    ("description", "'description'", MAX_TEXT),
+    ("default", "'default'", MAX_TEXT),
+)
 
 
 def _raw_label(name: str) -> str:
     return f"Raw schema property {name!r}"
 
 
-def check_raw_schema(schema: Mapping[str, Any], label: Callable[[str], str] = _raw_label) -> dict[str, Any]:
+def check_raw_schema(
+    schema: Mapping[str, Any], label: Callable[[str], str] = _raw_label, root: str = "Raw schema"
+) -> dict[str, Any]:
     """Return the wire form of a schema, or raise `SchemaError` naming what is wrong.
 
-    `label(name)` names a property in error messages. A root `title` or
-    `description` is accepted and dropped: the wire's `requestedSchema` has neither.
+    `label(name)` names a property in error messages, `root` the schema. A root
+    `title` or `description` is accepted and dropped: the wire's `requestedSchema` has neither.
     """
+
+    def refuse(reason: str) -> SchemaError:
+        return SchemaError(f"{root}: {reason}")
+
     extra = set(schema) - {"type", "properties", "required", "$schema", "title", "description"}
     if schema.get("type") != "object" or extra:
-        detail = f"unsupported keys {sorted(extra)}" if extra else 'the root must be {"type": "object", ...}'
-        raise SchemaError(f"Raw schema: {detail}")
+        raise refuse(f"unsupported keys {sorted(extra)}" if extra else 'the root must be {"type": "object", ...}')
     properties = schema.get("properties")
-    if not isinstance(properties, Mapping) or not all(isinstance(k, str) for k in properties):
-        raise SchemaError("Raw schema: 'properties' must be an object of property schemas")
+    if not isinstance(properties, Mapping):
+        raise refuse("'properties' must be an object of property schemas")
+    check_count(len(properties), MAX_FIELDS, "fields", refuse)
+    if not all(isinstance(k, str) for k in properties):
+        raise refuse("'properties' must be an object of property schemas")
+    if "$schema" in schema and not isinstance(schema["$schema"], str):
+        raise refuse("'$schema' must be a string (the dialect's URI)")
+    for key, what, most in _ROOT_TEXT:
+        check_text(schema.get(key), what, most, refuse)
+    for name in properties:
+        check_text(name, "a field name", MAX_LABEL, refuse)
     reserved = [name for name in properties if name.startswith(PAGE_CONTROLS)]
     if reserved:
         raise SchemaError(
@@ -62,13 +97,14 @@ def check_raw_schema(schema: Mapping[str, Any], label: Callable[[str], str] = _r
         )
     required = schema.get("required", [])
     if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
-        raise SchemaError("Raw schema: 'required' must be a list of property names")
+        raise refuse("'required' must be a list of property names")
     missing = [r for r in required if r not in properties]
     if missing:
-        raise SchemaError(f"Raw schema: 'required' names {missing} which are not in 'properties'")
+        raise refuse(f"'required' names {missing} which are not in 'properties'")
     wire: dict[str, Any] = {"type": "object", "properties": {k: _property(k, v, label) for k, v in properties.items()}}
     if required:
         wire["required"] = list(required)
+    check_size(wire, refuse)
     return wire
 
 
@@ -109,6 +145,8 @@ def _property(name: str, prop: Any, label: Callable[[str], str]) -> dict[str, An
     for key in ("title", "description"):
         if key in prop and not isinstance(prop[key], str):
             raise refuse(f"{key!r} must be a string")
+    for key, what, most in _PROPERTY_TEXT:
+        check_text(prop.get(key), what, most, refuse)
     if kind == "string":
         _string(prop, out, refuse)
     elif kind in ("number", "integer"):
@@ -177,17 +215,25 @@ def _array(prop: Mapping[str, Any], out: dict[str, Any], refuse: Any) -> None:
     out["items"] = dict(items)
 
 
-def _strings(value: Any, refuse: Any, reason: str) -> list[str]:
-    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+def _strings(value: Any, refuse: Refuse, reason: str) -> list[str]:
+    if not isinstance(value, list) or not value:
         raise refuse(reason)
+    check_count(len(value), MAX_OPTIONS, "choices", refuse)
+    if not all(isinstance(v, str) for v in value):
+        raise refuse(reason)
+    for text in value:
+        check_text(text, "a choice", MAX_LABEL, refuse)
     return list(value)
 
 
-def _titled(value: Any, refuse: Any, where: str) -> None:
+def _titled(value: Any, refuse: Refuse, where: str) -> None:
     if not isinstance(value, list) or not value:
         raise refuse(f"{where} must be a non-empty list of {{const, title}}")
+    check_count(len(value), MAX_OPTIONS, "choices", refuse)
     for option in value:
         if not (isinstance(option, Mapping) and set(option) == {"const", "title"}):
             raise refuse(f"{where} entries must be exactly {{const, title}}")
         if not isinstance(option["const"], str) or not isinstance(option["title"], str):
             raise refuse(f"{where} 'const' and 'title' must be strings")
+        check_text(option["const"], "a choice", MAX_LABEL, refuse)
+        check_text(option["title"], "a choice's title", MAX_LABEL, refuse)

@@ -85,7 +85,6 @@ from elicitkit.channels._discord_components import (
     question_message,
     token_of,
 )
-from elicitkit.channels._http import bounded_body
 from elicitkit.channels.base import ChannelRefused, Closing, Desk, Prompt, Responder, Verdict
 
 __all__ = ["DiscordChannel", "DiscordError"]
@@ -98,8 +97,6 @@ EPHEMERAL = 1 << 6
 _CLOSED = "This question is closed: it was already answered, withdrawn, or it expired."
 _NOT_OURS = "This is not an open elicitkit question."
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
-_MAX_BODY = 1 << 20
-"""Interactions are a few KB; anything near this is not from Discord."""
 _RETRY_AFTER_MAX = 10.0
 """A longer rate limit fails the post instead of holding the tool (and Discord's 3-second budget) hostage."""
 
@@ -133,6 +130,9 @@ class DiscordChannel:
         ValueError: an empty token, a public key that is not 32 bytes of hex, an `api_url` that is
             not https (http only on loopback), or a tolerance that is not positive.
     """
+
+    body_limit = 1 << 20
+    """The largest callback body read: interactions are a few KB, anything near this is not from Discord."""
 
     def __init__(
         self,
@@ -214,9 +214,7 @@ class DiscordChannel:
     # -- interactions ------------------------------------------------------------------------------------------
 
     async def _interactions(self, request: Request) -> Response:
-        body = await bounded_body(request, _MAX_BODY)
-        if body is None:
-            return PlainTextResponse("Request body too large", status_code=413)
+        body = await request.body()  # read by elicitkit within `body_limit` and its read timeout
         headers = request.headers
         refused = self._signatures.check(
             headers.get("X-Signature-Ed25519"), headers.get("X-Signature-Timestamp"), body, time.time()

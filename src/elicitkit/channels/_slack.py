@@ -33,7 +33,8 @@ form-encoded `payload=<json>`:
 
 Security checks, in this order, before the payload is parsed:
 
-1. bodies over 1 MiB are refused (413);
+1. bodies over 1 MiB (`body_limit`), or slower than `BodyLimits.read_timeout`, are refused (413, 408)
+   before they are read further (`elicitkit._web.limits`, for every route elicitkit serves);
 2. `X-Slack-Request-Timestamp` must be within `tolerance` seconds of now (else 401);
 3. `X-Slack-Signature` must equal `v0=` + hex HMAC-SHA256(signing secret, `v0:{timestamp}:{raw body}`),
    compared in constant time (else 401);
@@ -62,7 +63,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from elicitkit.channels._http import bounded_body
 from elicitkit.channels._slack_blocks import (
     ANSWER,
     CALLBACK_ID,
@@ -89,7 +89,6 @@ __all__ = ["SlackChannel"]
 
 logger = logging.getLogger("elicitkit")
 
-_MAX_BODY = 1 << 20
 _CLOSED = "This question is closed: it was already answered, withdrawn, or it expired."
 
 
@@ -108,6 +107,9 @@ class SlackChannel:
         ImportError: slack-sdk (or aiohttp) is not installed.
         ValueError: an empty signing secret, or a tolerance that is not positive.
     """
+
+    body_limit = 1 << 20
+    """The largest callback body read (a modal's submission carries its whole view); elicitkit refuses more."""
 
     def __init__(
         self,
@@ -162,9 +164,7 @@ class SlackChannel:
     # -- the callback ------------------------------------------------------------------------------
 
     async def _interactions(self, request: Request) -> Response:
-        body = await bounded_body(request, _MAX_BODY)
-        if body is None:
-            return PlainTextResponse("Request body too large", status_code=413)
+        body = await request.body()  # read by elicitkit within `body_limit` and its read timeout
         refusal = self._verify(request.headers, body)
         if refusal is not None:
             return PlainTextResponse(refusal, status_code=401)

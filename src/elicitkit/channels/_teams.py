@@ -39,7 +39,7 @@ In (Teams → `POST /elicit/channels/{name}/messages`):
    `value` carries the card's data (the Action.Submit fallback) gets a reply
    in the conversation; other invokes get 501 (as Bot Framework bots answer
    invokes they do not handle), any other activity is acknowledged (200) and
-   ignored. Bodies over 256 KiB are refused (413) before anything is parsed.
+   ignored. Bodies over 256 KiB (`body_limit`) are refused (413) before anything is parsed.
 
 Cards send `Action.Execute` (Universal Actions) with an `Action.Submit`
 fallback, except the secure-page button (see `teams_cards`).
@@ -64,7 +64,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from elicitkit.channels._http import bounded_body
 from elicitkit.channels._teams_auth import (
     BotToken,
     Connector,
@@ -83,7 +82,6 @@ __all__ = ["TeamsChannel", "TeamsError"]
 logger = logging.getLogger("elicitkit")
 
 MESSAGE_TYPE = "application/vnd.microsoft.activity.message"
-_MAX_BODY = 256 * 1024
 _NO_SENDER = "Teams did not say which Microsoft Entra (AAD) user pressed this button, so it cannot answer the question."
 _NOT_OURS = "This button does not belong to an elicitkit question."
 _NO_PRIVATE_LINK = (
@@ -112,6 +110,9 @@ class TeamsChannel:
         ValueError: a URL that is not https (http only on loopback, for local testing).
         ImportError: PyJWT is missing (`pip install 'elicitkit[teams]'`).
     """
+
+    body_limit = 256 * 1024
+    """The largest activity read: a button press is a few KB, and elicitkit refuses more."""
 
     def __init__(
         self,
@@ -179,9 +180,7 @@ class TeamsChannel:
     # -- the messaging endpoint ------------------------------------------------------
 
     async def _messages(self, request: Request) -> Response:
-        body = await bounded_body(request, _MAX_BODY)
-        if body is None:
-            return PlainTextResponse("Activity too large", status_code=413)
+        body = await request.body()  # read by elicitkit within `body_limit` and its read timeout
         try:
             activity = json.loads(body)
         except ValueError:
