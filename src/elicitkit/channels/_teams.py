@@ -65,17 +65,9 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from elicitkit.channels._http import bounded_body
-from elicitkit.channels._teams_auth import (
-    BotToken,
-    Connector,
-    ConnectorAuth,
-    KeysUnavailable,
-    SeenActivities,
-    TeamsError,
-    Unauthorized,
-    require,
-)
+from elicitkit.channels._teams_auth import ConnectorAuth, KeysUnavailable, SeenActivities, Unauthorized, require
 from elicitkit.channels._teams_cards import CARD_TYPE, closed_card, content_of, question_card
+from elicitkit.channels._teams_connector import BotToken, Connector, TeamsError
 from elicitkit.channels.base import ChannelRefused, Closing, Desk, Prompt, Responder
 
 __all__ = ["TeamsChannel", "TeamsError"]
