@@ -28,11 +28,15 @@ checks that the activity is a Teams one:
    as in the Bot Framework SDKs.
 
 Connector tokens are bearer tokens reused for many activities until they
-expire, so a signature does not cover the activity itself. `SeenActivities`
-refuses an activity id seen before for as long as the token that carried it
-could still be accepted (its `exp` plus `leeway`); the memory is per process and
-bounded (the oldest ids go first), and the desk still takes each answer once
-across nodes whatever the channel lets through.
+expire (about an hour), and they name no user, conversation or activity (no
+`jti` either), so a signature does not cover the activity itself: a token
+cannot be spent once, nor bound to one conversation, without refusing Teams'
+own activities. `SeenActivities` refuses an activity id seen before in its
+conversation for as long as the token that carried it could still be accepted
+(its `exp` plus `leeway`); the memory is per process and bounded (the oldest ids
+go first), and the desk still takes each answer once across nodes whatever the
+channel lets through. What an activity says of its sender is checked with
+Teams itself (see `_teams`).
 """
 
 from __future__ import annotations

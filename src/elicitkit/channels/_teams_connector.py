@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from typing import Any
+from urllib.parse import quote
 
 import anyio
 import httpx
@@ -92,6 +93,24 @@ class Connector:
         Raises:
             TeamsError: Teams could not be reached or refused (`what` says what the bot was doing).
         """
+        return json_body(await self._call(method, path, activity, what))
+
+    async def member(self, conversation: str, user_id: str) -> dict[str, Any] | None:
+        """Teams' own record of `user_id` as a member of `conversation` (`GET /v3/conversations/{conversation}/
+        members/{user_id}`: its Teams user `id`, `aadObjectId`, `name`, ...); None when Teams knows no such member
+        there (404).
+
+        Raises:
+            TeamsError: Teams could not be reached or refused the lookup.
+        """
+        path = f"/v3/conversations/{quote(conversation, safe='')}/members/{quote(user_id, safe='')}"
+        response = await self._call("GET", path, None, "look up who pressed a button", lookup=True)
+        return None if response.status_code == 404 else json_body(response)
+
+    async def _call(
+        self, method: str, path: str, activity: dict[str, Any] | None, what: str, *, lookup: bool = False
+    ) -> httpx.Response:
+        """The Connector's response (a lookup's 404 too); anything else unsuccessful raises `TeamsError`."""
         # A client per call: the Channel protocol has no close, and people answer at human pace.
         url = self.service_url + path
         for attempt in (1, 2):
@@ -106,11 +125,11 @@ class Connector:
             if response.status_code == 401 and attempt == 1:
                 self.token.forget(token)  # revoked or rotated early: one fresh token, then give up
                 continue
-            if not response.is_success:
+            if not response.is_success and not (lookup and response.status_code == 404):
                 error = json_body(response).get("error")
                 detail = error.get("message") if isinstance(error, dict) else None
                 raise TeamsError(f"Teams refused to {what}: HTTP {response.status_code} {detail or ''}".rstrip())
-            return json_body(response)
+            return response
         raise AssertionError("unreachable")  # pragma: no cover
 
 
