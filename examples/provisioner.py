@@ -5,7 +5,9 @@
 
 Run several copies against one Redis (`ELICITKIT_STORE=redis://localhost:6379/0`)
 behind a load balancer: an answer may land on any of them. The VM is created
-exactly once per run, however often the run is resumed or replayed.
+exactly once per run, however often the run is resumed or replayed. Without
+`ELICITKIT_SECRET` it refuses to start: a durable store is never kept unsealed
+by accident.
 """
 
 from __future__ import annotations

@@ -127,18 +127,18 @@ async def test_an_unreachable_store_gets_a_clear_retryable_error() -> None:
         assert hitl.active_runs == 1
 
 
-async def test_a_shared_store_without_a_secret_warns_loudly(
+async def test_a_shared_store_kept_in_plaintext_on_purpose_still_warns_loudly(
     redis_server: Any, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("ELICITKIT_SECRET", raising=False)
     monkeypatch.delenv("MCP_ELICITATION_SECRET", raising=False)
     with caplog.at_level(logging.WARNING, logger="elicitkit"):
-        Elicitation(MCPServer("a"), store=redis_server.url)
+        Elicitation(MCPServer("a"), store=redis_server.url, plaintext_store=True)
     assert "WITHOUT a secret" in caplog.text
     caplog.clear()
     monkeypatch.setenv("MCP_ELICITATION_SECRET", SECRET)
     with caplog.at_level(logging.WARNING, logger="elicitkit"):
-        Elicitation(MCPServer("b"), store=redis_server.url)
+        Elicitation(MCPServer("b"), store=redis_server.url, plaintext_store=True)  # the secret still seals
     assert "WITHOUT a secret" not in caplog.text
 
 
@@ -277,7 +277,7 @@ async def test_a_call_that_asks_nothing_costs_the_store_nothing_and_a_step_leave
 async def deploy_once(store: Any) -> None:
     """One 2026-07-28 call of a tool that asks one question, answered yes on the retry, through `store`."""
     server = MCPServer("t")
-    hitl = Elicitation(server, store=store)
+    hitl = Elicitation(server, store=store, secret=SECRET)  # a store of one's own may keep records anywhere
 
     @server.tool()
     async def deploy(ctx: Context) -> str:
@@ -311,7 +311,7 @@ async def test_a_store_without_the_fenced_delete_still_forgets_a_finished_run() 
     store = UnfencedStore()
     assert isinstance(store, Store) and not isinstance(store, FencedStore)
     server = MCPServer("t")
-    hitl = Elicitation(server, store=store)
+    hitl = Elicitation(server, store=store, secret=SECRET)  # a store of one's own may keep records anywhere
 
     @server.tool()
     async def charge(ctx: Context) -> str:

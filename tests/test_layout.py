@@ -82,7 +82,7 @@ def test_the_sans_io_core_imports_neither_the_sdk_nor_an_event_loop() -> None:
 WIDE = {
     # The object users hold: one documented method per feature of the public API, each a call into the part that
     # does the work (`Asking`, `Links`, `Hooks`, the engine). Splitting it would only scatter the API.
-    "elicitkit._elicitation": 720,
+    "elicitkit._elicitation": 760,
 }
 
 

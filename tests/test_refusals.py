@@ -23,6 +23,7 @@ pytestmark = pytest.mark.anyio
 BAD = {"replicas": 99}
 GOOD = {"replicas": 3}
 NOTE = "(The last answer was refused: replicas: must be at most 5. Please answer again.)"
+SECRET = "refusals-test-secret-0123456789abcdef0123"
 
 
 class Scale(BaseModel):
@@ -100,7 +101,7 @@ async def test_a_fallback_handler_is_asked_again_saying_why(mode: str) -> None:
 
 async def test_a_refused_answer_is_never_journaled(tmp_path: Any) -> None:
     """A retry on 2026-07-28 with a bad answer leaves the journal empty, so a replay asks again."""
-    server, hitl, _ = scale_server(store=f"sqlite:///{tmp_path / 'state.db'}")
+    server, hitl, _ = scale_server(store=f"sqlite:///{tmp_path / 'state.db'}", secret=SECRET)
     human = ScriptedHuman(accept(BAD), accept(GOOD))
     entries: list[int] = []
     store = hitl._engine.store

@@ -139,8 +139,8 @@ async def test_without_a_secret_another_principal_still_cannot_answer_on_a_node_
     monkeypatch.delenv("ELICITKIT_SECRET", raising=False)
     store = f"sqlite:///{tmp_path / 'state.db'}"
     effects: list[str] = []
-    owner, _ = node(store, effects)
-    other, _ = node(store, effects)
+    owner, _ = node(store, effects, plaintext_store=True)
+    other, _ = node(store, effects, plaintext_store=True)
     async with (
         Client(owner, mode="legacy", client_info=Implementation(name="alice", version="1")) as alice,
         Client(other, mode="legacy", client_info=Implementation(name="mallory", version="1")) as mallory,

@@ -52,6 +52,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve.add_argument("--name", help="the server's name (default: the folder's)")
     serve.add_argument("--store", help="where questions and runs live: memory://, sqlite:///FILE, redis://...")
     serve.add_argument(
+        "--plaintext-store",
+        action="store_true",
+        help="let a durable --store run without ELICITKIT_SECRET, keeping it in plaintext (tests, local development)",
+    )
+    serve.add_argument(
         "--timeout", type=float, help="seconds a tool may run unless its timeoutSecs says (default: none)"
     )
     serve.add_argument("--question-timeout", type=float, help="seconds a question waits (default: 300)")
@@ -132,6 +137,7 @@ def _serve(args: argparse.Namespace) -> int:
             http=args.http,
             name=args.name,
             store=args.store,
+            plaintext_store=args.plaintext_store,
             timeout=args.timeout,
             question_timeout=args.question_timeout if args.question_timeout is not None else SERVER_DEFAULT,
             inherit_env=args.inherit_env,

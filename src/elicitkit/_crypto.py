@@ -28,7 +28,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 
 from cryptography.exceptions import InvalidTag
@@ -38,7 +38,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from elicitkit._errors import TamperedRecord
 
-__all__ = ["PlainSealer", "Sealer", "secrets_from_env"]
+__all__ = ["PlainSealer", "Sealer", "secret_ring", "secrets_from_env"]
 
 _ENV_VARS = ("ELICITKIT_SECRET", "MCP_ELICITATION_SECRET")
 
@@ -80,7 +80,8 @@ def _principal_info(principal: str | None) -> bytes:
     return _RECORD_INFO + _PRINCIPAL + principal.encode("utf-8", "surrogatepass")
 
 
-def _secret_bytes(secrets: Sequence[str | bytes]) -> list[bytes]:
+def _secret_bytes(secrets: Sequence[str | bytes], name: Callable[[int], str] = "secrets[{}]".format) -> list[bytes]:
+    """The ring's secrets as bytes, each checked; `name(i)` is how an error names the i-th."""
     if isinstance(secrets, str | bytes):
         raise ValueError("Sealer takes a list of secrets (the first seals, all open), not a single secret")
     if not secrets:
@@ -89,11 +90,11 @@ def _secret_bytes(secrets: Sequence[str | bytes]) -> list[bytes]:
     for i, secret in enumerate(secrets):
         if not isinstance(secret, str | bytes):
             # Never coerce: bytes(32) would silently become an all-zero secret.
-            raise ValueError(f"secrets[{i}] must be str or bytes, not {type(secret).__name__}. {_GENERATE}")
+            raise ValueError(f"{name(i)} must be str or bytes, not {type(secret).__name__}. {_GENERATE}")
         raw = secret.encode() if isinstance(secret, str) else secret
         if len(raw) < _MIN_SECRET_LEN:
             raise ValueError(
-                f"secrets[{i}] is {len(raw)} bytes; a secret must be at least {_MIN_SECRET_LEN} bytes "
+                f"{name(i)} is {len(raw)} bytes; a secret must be at least {_MIN_SECRET_LEN} bytes "
                 f"of randomness. {_GENERATE}"
             )
         material.append(raw)
@@ -213,9 +214,70 @@ def secrets_from_env(environ: Mapping[str, str] | None = None) -> list[str]:
     Several secrets may be comma-separated for rotation (the first seals);
     whitespace around each is stripped. Returns `[]` when neither is set.
     """
-    env = os.environ if environ is None else environ
+    return _ring_from_env(os.environ if environ is None else environ)[1]
+
+
+def _ring_from_env(env: Mapping[str, str]) -> tuple[str | None, list[str]]:
+    """The variable the ring comes from, and the ring (`None, []`: neither holds a secret)."""
     for name in _ENV_VARS:
         ring = [part.strip() for part in env.get(name, "").split(",") if part.strip()]
         if ring:
-            return ring
-    return []
+            return name, ring
+    return None, []
+
+
+def secret_ring(
+    secret: str | Sequence[str] | None,
+    *,
+    store: str | None,
+    plaintext_store: bool = False,
+    environ: Mapping[str, str] | None = None,
+) -> list[str]:
+    """The secrets an `Elicitation` seals with: `secret` when given, else the environment's; `[]` for none.
+
+    `store` names the kind of a durable store (`"SQLite"`, `"Redis"`, a class
+    name), None for the memory store. What a durable store keeps outlives the
+    process, so it is never kept unsealed by accident: it needs a secret, unless
+    `plaintext_store` says plaintext at rest is wanted. The memory store needs
+    none.
+
+    Raises:
+        ValueError: an empty ring or a secret shorter than 32 bytes (whatever the
+            store), a secret variable set but empty while the store is durable, a
+            durable store without a secret and without `plaintext_store`, or
+            `plaintext_store` together with `secret=`. Each message says how to
+            generate a secret.
+    """
+    if secret is not None:
+        if plaintext_store:
+            raise ValueError(
+                "secret=... and plaintext_store=True contradict each other: a secret seals what the store "
+                "keeps. Drop plaintext_store=True."
+            )
+        ring = [secret] if isinstance(secret, str) else list(secret)
+        if not ring:
+            raise ValueError(f"secret= holds no secret: give one of at least {_MIN_SECRET_LEN} bytes. {_GENERATE}")
+        _secret_bytes(ring, (lambda i: "secret") if isinstance(secret, str) else "secret[{}]".format)
+        return ring
+    env = os.environ if environ is None else environ
+    name, ring = _ring_from_env(env)
+    if name is not None:
+        _secret_bytes(ring, (lambda i: name) if len(ring) == 1 else (lambda i: f"{name}'s secret {i + 1}"))
+        return ring
+    if store is None:
+        return []
+    blank = next((variable for variable in _ENV_VARS if variable in env), None)
+    if blank is not None:
+        raise ValueError(
+            f"{blank} is set but empty, which never means 'no secret' for a {store} store. Set it to a secret of "
+            f"at least {_MIN_SECRET_LEN} bytes, the same on every node. {_GENERATE}. (To keep the store in "
+            f"plaintext on purpose, unset it and pass plaintext_store=True.)"
+        )
+    if plaintext_store:
+        return []
+    raise ValueError(
+        f"A {store} store keeps questions, answers and journals beyond this process, so it needs a secret to seal "
+        f"them: set ELICITKIT_SECRET (or Elicitation(secret=...)) to the same secret on every node. {_GENERATE}. "
+        f"To keep them in plaintext on purpose (tests, local development), pass Elicitation(..., "
+        f"plaintext_store=True) (elicitkit serve: --plaintext-store)."
+    )

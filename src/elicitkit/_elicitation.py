@@ -14,7 +14,7 @@ from elicitkit import _elicit_tool, _mcp
 from elicitkit._asking import Asking
 from elicitkit._clients import ClientOverride
 from elicitkit._core.kinds import Mode, RouteName, Stage, new_id
-from elicitkit._crypto import PlainSealer, Sealer, secrets_from_env
+from elicitkit._crypto import PlainSealer, Sealer, secret_ring
 from elicitkit._engine.engine import Engine
 from elicitkit._engine.policy import Policy
 from elicitkit._fallback import DEFAULT_TOOL, Fallback, tool_description
@@ -29,7 +29,7 @@ from elicitkit._web.app import PageIdentity
 from elicitkit._web.limits import DEFAULT_BODY_LIMITS, BodyLimits
 from elicitkit._web.tokens import LinkTokens
 from elicitkit.channels.base import Channel, Via
-from elicitkit.stores import store_and_broker
+from elicitkit.stores import durable_store, store_and_broker
 from elicitkit.stores.base import Broker, Store
 from elicitkit.stores.memory import MemoryBroker
 
@@ -89,6 +89,12 @@ class Elicitation:
         secret: seals everything stored and every `requestState`; several
             rotate (the first seals). Defaults to `ELICITKIT_SECRET` or
             `MCP_ELICITATION_SECRET`. Nodes sharing a store need the same one.
+            At least 32 bytes each; a SQLite, Redis or your own store refuses
+            to start without one (or with one set but empty).
+        plaintext_store: run a durable store without a secret on purpose:
+            what it keeps is stored in plaintext, and messages between nodes
+            are not signed (tests, local development). A secret, if one is
+            configured in the environment, still seals.
         node_id: this node's id (random by default; a restart is a new node).
         forward_timeout: seconds to wait for the owner of a run to acknowledge
             a forwarded answer before taking the run over.
@@ -130,6 +136,7 @@ class Elicitation:
         store: str | Store | None = None,
         broker: Broker | None = None,
         secret: str | Sequence[str] | None = None,
+        plaintext_store: bool = False,
         node_id: str | None = None,
         forward_timeout: float = 2.0,
         lease: float = 15.0,
@@ -153,7 +160,7 @@ class Elicitation:
             raise ValueError(
                 "This server already has an Elicitation attached; create one per server and share it between modules"
             )
-        secrets = [secret] if isinstance(secret, str) else list(secret) if secret is not None else secrets_from_env()
+        secrets = secret_ring(secret, store=durable_store(store), plaintext_store=plaintext_store)
         ring = Sealer(secrets) if secrets else None
         sealer: Sealer | PlainSealer = ring if ring is not None else PlainSealer()
         the_store, broker = store_and_broker(store, broker)

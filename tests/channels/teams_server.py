@@ -14,7 +14,10 @@ It plays three Microsoft services on one Starlette app (serve it with `serve()`)
   `POST /v3/conversations/{id}/activities/{activityId}` (reply) and
   `PUT /v3/conversations/{id}/activities/{activityId}` (update), which check
   the bot's bearer token, answer 404 for conversations the bot is not installed
-  in, and record every activity (`questions`, `replies`, `updates`).
+  in, and record every activity (`questions`, `replies`, `updates`); and
+  `GET /v3/conversations/{id}/members/{userId}`, a member of the conversation's
+  roster by Teams user id or AAD object id, as Teams has it (404 for anybody
+  else; each lookup is recorded in `lookups`).
 
 And it plays Teams itself: `press` turns a button of a posted card into the
 activity Teams sends the bot (an `invoke` named `adaptiveCard/action` for
@@ -123,8 +126,14 @@ def rsa_key(role: str) -> rsa.RSAPrivateKey:
 
 
 class LocalBotFramework:
-    def __init__(self, conversations: Iterable[str], app_id: str = APP_ID, app_password: str = APP_PASSWORD) -> None:
-        self.conversations = set(conversations)
+    def __init__(
+        self,
+        conversations: Mapping[str, Iterable[TeamsUser]],
+        app_id: str = APP_ID,
+        app_password: str = APP_PASSWORD,
+    ) -> None:
+        self.conversations = {conversation: set(members) for conversation, members in conversations.items()}
+        """The conversations the bot is installed in, each with its members (the roster Teams answers lookups from)."""
         self.app_id = app_id
         self.app_password = app_password
         self.key, self.kid = rsa_key("connector"), f"key-{secrets.token_hex(4)}"
@@ -136,11 +145,15 @@ class LocalBotFramework:
         self.keys_gate: anyio.Event | None = None
         """When set, the key set answers only once this event is."""
         self.key_fetches = 0
+        self.members_down = False
+        """Member lookups answer 503, as during an outage of the Connector."""
         self.aad_key = rsa_key("aad")
         self.base = ""
         self.sent: list[Sent] = []
         self.delivered: list[tuple[dict[str, Any], str | None]] = []
         self.token_requests = 0
+        self.lookups: list[tuple[str, str]] = []
+        """Each member lookup the bot made: (conversation, user id)."""
         self._ids = itertools.count(1_700_000_000_000)
         self._changed = anyio.Event()
         self.app = Starlette(
@@ -150,6 +163,7 @@ class LocalBotFramework:
                 Route(TOKEN_PATH, self._token, methods=["POST"]),
                 Route("/v3/conversations/{conversation}/activities", self._send, methods=["POST"]),
                 Route("/v3/conversations/{conversation}/activities/{activity}", self._send, methods=["POST", "PUT"]),
+                Route("/v3/conversations/{conversation}/members/{member}", self._member, methods=["GET"]),
             ]
         )
 
@@ -255,6 +269,11 @@ class LocalBotFramework:
         activity, token = self.delivered[index]
         return await self._post(endpoint, activity, token)
 
+    async def post_with(self, endpoint: str, activity: dict[str, Any], token: str) -> httpx.Response:
+        """POST an activity of someone else's making with `token` (a captured one: what an eavesdropper could do)."""
+        self.delivered.append((activity, token))
+        return await self._post(endpoint, activity, token)
+
     def connector_token(self, service_url: str, forgery: Forgery | None = None) -> str:
         now = int(time.time())
         claims: dict[str, Any] = {
@@ -283,6 +302,8 @@ class LocalBotFramework:
 
     def _activity(self, question: Sent, user: TeamsUser, channel_id: str) -> dict[str, Any]:
         now = dt.datetime.now(dt.UTC)
+        # In a team's channel a post starts a thread, and Teams names the thread: the channel plus the post's id.
+        thread = f"{question.conversation};messageid={question.activity_id}"
         return {
             "id": f"f:{secrets.token_hex(8)}",
             "timestamp": now.isoformat().replace("+00:00", "Z"),
@@ -290,7 +311,7 @@ class LocalBotFramework:
             "serviceUrl": self.service_url,
             "channelId": channel_id,
             "from": {"id": user.id, "name": user.name, "aadObjectId": user.aad},
-            "conversation": {"id": question.conversation, "conversationType": "channel", "tenantId": TENANT},
+            "conversation": {"id": thread, "conversationType": "channel", "tenantId": TENANT},
             "recipient": {"id": f"28:{self.app_id}", "name": "elicitkit"},
             "replyToId": question.activity_id,
             "channelData": {"tenant": {"id": TENANT}},
@@ -356,7 +377,9 @@ class LocalBotFramework:
             return JSONResponse({"message": "Authorization has been denied for this request."}, status_code=401)
         conversation, target = request.path_params["conversation"], request.path_params.get("activity")
         known = {s.activity_id for s in self.questions} | {a["id"] for a, _ in self.delivered}
-        if conversation not in self.conversations or (target is not None and target not in known):
+        # A reply in a channel's thread goes to the thread; its channel is where the bot must be installed.
+        installed = conversation.partition(";messageid=")[0] in self.conversations
+        if not installed or (target is not None and target not in known):
             return _connector_error(404, "ConversationNotFound", "Conversation not found.")
         activity = await request.json()
         if activity.get("type") != "message":
@@ -367,6 +390,38 @@ class LocalBotFramework:
         self.sent.append(Sent(request.method, conversation, str(target or activity_id), activity))
         self._changed.set()
         return JSONResponse({"id": activity_id}, status_code=200 if request.method == "PUT" else 201)
+
+    async def _member(self, request: Request) -> Response:
+        if not self._bot_token_ok(request.headers.get("authorization", "")):
+            return JSONResponse({"message": "Authorization has been denied for this request."}, status_code=401)
+        conversation, wanted = request.path_params["conversation"], request.path_params["member"]
+        self.lookups.append((conversation, wanted))
+        self._changed.set()
+        if self.members_down:
+            return _connector_error(503, "ServiceUnavailable", "The service is unavailable.")
+        if conversation not in self.conversations:  # a thread's id too: Teams answers ThreadNotFound for those
+            return _connector_error(404, "ConversationNotFound", "Conversation not found.")
+        # Teams finds a member by their Teams user id or their AAD object id.
+        found = [user for user in self.conversations[conversation] if wanted in (user.id, user.aad)]
+        if not found:
+            return _connector_error(
+                404, "MemberNotFoundInConversation", "The member was not found in the conversation."
+            )
+        (user,) = found
+        given, _, surname = user.name.partition(" ")
+        return JSONResponse(
+            {
+                "id": user.id,
+                "name": user.name,
+                "aadObjectId": user.aad,
+                "givenName": given,
+                "surname": surname or None,
+                "email": f"{given.lower()}@contoso.example",
+                "userPrincipalName": f"{given.lower()}@contoso.example",
+                "tenantId": TENANT,
+                "userRole": "user",
+            }
+        )
 
     def _bot_token_ok(self, authorization: str) -> bool:
         scheme, _, token = authorization.partition(" ")

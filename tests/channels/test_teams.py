@@ -97,7 +97,7 @@ class Desk:
 @asynccontextmanager
 async def desk(setup: Setup, mode: str = "auto", call: str = "ask", **channel: Any) -> AsyncIterator[Desk]:
     """Serve a server whose tools `setup` adds, with a TeamsChannel on a local Bot Framework; call tool `call`."""
-    bf = LocalBotFramework(conversations={DEPLOYS})
+    bf = LocalBotFramework(conversations={DEPLOYS: (ALICE, BOB)})
     async with bf.serve():
         server, hitl = new_server("teams-desk", channels=[bf.channel(**channel)])
         setup(server, hitl)
@@ -222,7 +222,7 @@ async def test_someone_who_is_not_an_approver_is_told_so_and_the_question_stays_
         bobs_press = bf.delivered[-1][0]
         assert reply.activity["text"] == refused
         assert reply.activity["replyToId"] == reply.activity_id == bobs_press["id"]
-        assert reply.conversation == DEPLOYS
+        assert reply.conversation == f"{DEPLOYS};messageid={question.activity_id}"  # the question's thread
         assert bf.updates == []
         assert scene.hitl.pending_questions == 1
 
@@ -531,7 +531,7 @@ CONFIRM = {"type": "object", "properties": {"value": {"type": "boolean"}}}
 
 
 async def test_a_bot_with_a_wrong_password_or_an_unknown_conversation_fails_clearly() -> None:
-    bf = LocalBotFramework(conversations={DEPLOYS})
+    bf = LocalBotFramework(conversations={DEPLOYS: (ALICE, BOB)})
     async with bf.serve():
         wrong = TeamsChannel(
             bf.app_id,

@@ -90,7 +90,10 @@ async def test_elicitkit_serve_over_http_runs_the_mcp_bash_example(mode: str) ->
     ]
 
 
-async def test_elicitkit_serve_over_http_with_a_durable_store_stops_at_a_decline(mode: str, tmp_path: Path) -> None:
+async def test_elicitkit_serve_over_http_with_a_durable_store_stops_at_a_decline(
+    mode: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ELICITKIT_SECRET", "serve-durable-secret-0123456789abcdef0123")  # a durable store needs one
     async with served_over_http("--store", f"sqlite:///{tmp_path / 'runs.db'}") as url:
         with anyio.fail_after(30):
             async with Client(url, mode=mode, elicitation_callback=ScriptedHuman(decline())) as client:

@@ -44,11 +44,26 @@ In (Teams → `POST /elicit/channels/{name}/messages`):
 Cards send `Action.Execute` (Universal Actions) with an `Action.Submit`
 fallback, except the secure-page button (see `teams_cards`).
 
-The responder is the user's AAD (Microsoft Entra) object id, `from.aadObjectId`,
-and `from.name`: approvers are AAD object ids. `from.id` is never used instead:
-it is not the AAD id, and on other channels the client chooses it. A press
-without `from.aadObjectId` answers nothing; the presser is told why (in the
-invoke response, or in a reply for the Action.Submit fallback).
+Who pressed is what Teams itself says, not what the activity says. The
+Connector's token vouches for the Bot Connector service (for this bot and this
+`serviceUrl`), never for a user or a conversation, and one token rides on many
+activities for about an hour; so an activity's `from` is only a claim. A press
+answers only when:
+
+- it comes from the conversation the question was asked in (a channel thread's
+  `;messageid=` suffix aside);
+- it names its sender's Teams user id (`from.id`) and AAD (Microsoft Entra)
+  object id (`from.aadObjectId`);
+- Teams, asked by the bot with its own token at the configured `service_url`
+  (`GET /v3/conversations/{the question's conversation}/members/{from.id}`),
+  knows that member there, under that very id and that AAD object id.
+
+The responder is then Teams' record: its AAD object id (approvers are AAD
+object ids) and its name. Any other press answers nothing, and the presser is
+told why (in the invoke response, or in a reply for the Action.Submit
+fallback). What remains possible is said in docs/channels.md: someone holding a
+captured token and a member's Teams user id can still press as that member
+until the token expires.
 """
 
 from __future__ import annotations
@@ -64,17 +79,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from elicitkit.channels._teams_auth import (
-    BotToken,
-    Connector,
-    ConnectorAuth,
-    KeysUnavailable,
-    SeenActivities,
-    TeamsError,
-    Unauthorized,
-    require,
-)
+from elicitkit.channels._teams_auth import ConnectorAuth, KeysUnavailable, SeenActivities, Unauthorized, require
 from elicitkit.channels._teams_cards import CARD_TYPE, closed_card, content_of, question_card
+from elicitkit.channels._teams_connector import BotToken, Connector, TeamsError
 from elicitkit.channels.base import ChannelRefused, Closing, Desk, Prompt, Responder
 
 __all__ = ["TeamsChannel", "TeamsError"]
@@ -84,6 +91,11 @@ logger = logging.getLogger("elicitkit")
 MESSAGE_TYPE = "application/vnd.microsoft.activity.message"
 _NO_SENDER = "Teams did not say which Microsoft Entra (AAD) user pressed this button, so it cannot answer the question."
 _NOT_OURS = "This button does not belong to an elicitkit question."
+_CLOSED = "This question is closed: it was already answered, withdrawn, or it expired."
+_ELSEWHERE = "This button belongs to a question asked in another conversation, so it cannot answer it here."
+_NOT_A_MEMBER = "Teams does not list you in the conversation this question was asked in, so you cannot answer it."
+_NOT_VERIFIED = "Teams does not know the sender of this press as the user it names, so it cannot answer the question."
+_UNCHECKED = "Teams could not be asked who pressed this button just now, so nothing was answered: press it again."
 _NO_PRIVATE_LINK = (
     "The secure page link can only be sent privately: press the button again in a Teams client that supports "
     "Universal Actions (current Teams desktop, web and mobile)."
@@ -202,40 +214,62 @@ class TeamsChannel:
         if not self._seen.first_time((conversation, activity_id), float(claims["exp"]) + self.leeway):
             logger.info("Refused a replayed Teams activity %s", activity_id)
             return PlainTextResponse("This activity was already received", status_code=409)
-        responder = _responder(self.name, activity)
         kind, value = activity.get("type"), activity.get("value")
         if kind == "invoke" and activity.get("name") == "adaptiveCard/action":
-            data = _get(activity, "value", "action", "data")
-            text = await self._press(data, responder, private=True) if responder else _NO_SENDER
+            text = await self._press(activity, _get(activity, "value", "action", "data"), private=True)
             return JSONResponse({"statusCode": 200, "type": MESSAGE_TYPE, "value": text})
         if kind == "invoke":
             return Response(status_code=501)  # what Bot Framework bots answer to invokes they do not handle
         if kind == "message" and isinstance(value, dict) and "ek" in value:
-            text = await self._press(value, responder, private=False) if responder else _NO_SENDER
-            await self._reply(activity, text)
+            await self._reply(activity, await self._press(activity, value, private=False))
         return Response(status_code=200)
 
-    async def _press(self, data: Any, responder: Responder, *, private: bool) -> str:
+    async def _press(self, activity: Mapping[str, Any], data: Any, *, private: bool) -> str:
         """What the desk says to a button press (its data: the card's `ek`, `action` and inputs)."""
         desk = self._desk
         if desk is None:
             raise RuntimeError("TeamsChannel.bind was not called: add the channel with Elicitation(channels=[...])")
-        token = data.get("ek") if isinstance(data, Mapping) else None
-        if not isinstance(token, str):
+        token, action = (data.get("ek"), data.get("action")) if isinstance(data, Mapping) else (None, None)
+        if not isinstance(token, str) or action not in ("answer", "decline", "secure"):
             return _NOT_OURS
-        action = data.get("action")
+        if action == "secure" and not private:
+            return _NO_PRIVATE_LINK
+        prompt = await desk.prompt(token)
+        if prompt is None:
+            return _CLOSED
+        presser = await self._presser(activity, prompt)
+        if not isinstance(presser, Responder):
+            return presser
         if action == "decline":
-            return (await desk.reply(token, responder, "decline", None)).message
+            return (await desk.reply(token, presser, "decline", None)).message
         if action == "secure":
-            if not private:
-                return _NO_PRIVATE_LINK
-            verdict = await desk.secure_link(token, responder)
+            verdict = await desk.secure_link(token, presser)
             return f"Your one-time link (only you can see it): {verdict.message}" if verdict.ok else verdict.message
-        if action == "answer":
-            prompt = await desk.prompt(token)
-            content = content_of(prompt.schema, data) if prompt is not None else {}
-            return (await desk.reply(token, responder, "accept", content)).message
-        return _NOT_OURS
+        return (await desk.reply(token, presser, "accept", content_of(prompt.schema, data))).message
+
+    async def _presser(self, activity: Mapping[str, Any], prompt: Prompt) -> Responder | str:
+        """Who pressed, as Teams knows them in the question's conversation; or why the press answers nothing
+        (see the module docstring)."""
+        user_id, aad = _get(activity, "from", "id"), _get(activity, "from", "aadObjectId")
+        if not isinstance(user_id, str) or not user_id or not isinstance(aad, str) or not aad:
+            return _NO_SENDER  # never `from.id` alone: it is not the AAD id
+        asked_in = _thread_root(prompt.target)
+        if asked_in is None or _thread_root(_get(activity, "conversation", "id")) != asked_in:
+            logger.info("Refused a Teams press on a question asked in another conversation")
+            return _ELSEWHERE
+        try:
+            member = await self._connector.member(asked_in, user_id)
+        except TeamsError as exc:
+            logger.warning("Could not check with Teams who pressed a button, so the press answered nothing: %s", exc)
+            return _UNCHECKED
+        if member is None:
+            return _NOT_A_MEMBER
+        known_aad, name = member.get("aadObjectId"), member.get("name")
+        if member.get("id") != user_id or not isinstance(known_aad, str) or known_aad.lower() != aad.lower():
+            # Teams itself never sends this: the activity's `from` was written by someone else.
+            logger.warning("Refused a Teams press whose sender is not the member Teams knows under its user id")
+            return _NOT_VERIFIED
+        return Responder(self.name, known_aad, name if isinstance(name, str) and name else None)
 
     async def _reply(self, activity: Mapping[str, Any], text: str) -> None:
         conversation, activity_id = activity["conversation"]["id"], activity["id"]
@@ -272,15 +306,11 @@ def _get(value: Any, *keys: str) -> Any:
     return value
 
 
-def _responder(channel: str, activity: Mapping[str, Any]) -> Responder | None:
-    sender = activity.get("from")
-    if not isinstance(sender, Mapping):
+def _thread_root(conversation: Any) -> str | None:
+    """A conversation id without a channel thread's `;messageid=` suffix (None: not an id)."""
+    if not isinstance(conversation, str) or not conversation:
         return None
-    user = sender.get("aadObjectId")  # never `from.id`: see the module docstring
-    name = sender.get("name")
-    if not isinstance(user, str) or not user:
-        return None
-    return Responder(channel, user, name if isinstance(name, str) and name else None)
+    return conversation.partition(";messageid=")[0]
 
 
 def _check_url(what: str, url: str) -> None:

@@ -1,9 +1,8 @@
-"""Bot Framework authentication, both ways, for the Teams channel.
+"""Bot Framework authentication of what reaches the Teams channel (Teams → the bot's messaging endpoint).
 
-Incoming (Teams → the bot's messaging endpoint). The Bot Connector sends every
-activity with `Authorization: Bearer <JWT>`. `ConnectorAuth.verify` checks it
-the way Microsoft's Bot Framework SDKs do, and checks that the activity is a
-Teams one:
+The Bot Connector sends every activity with `Authorization: Bearer <JWT>`.
+`ConnectorAuth.verify` checks it the way Microsoft's Bot Framework SDKs do, and
+checks that the activity is a Teams one:
 
 1. the activity's `channelId` is `msteams`, and its `serviceUrl` is the
    configured `service_url` (same scheme, host, port and path; a trailing slash
@@ -29,18 +28,15 @@ Teams one:
    as in the Bot Framework SDKs.
 
 Connector tokens are bearer tokens reused for many activities until they
-expire, so a signature does not cover the activity itself. `SeenActivities`
-refuses an activity id seen before for as long as the token that carried it
-could still be accepted (its `exp` plus `leeway`); the memory is per process and
-bounded (the oldest ids go first), and the desk still takes each answer once
-across nodes whatever the channel lets through.
-
-Outgoing (the bot → the Connector API at `service_url`, through `Connector`).
-`BotToken` gets the bot's own access
-token with the OAuth client-credentials grant (`POST token_url`, form
-`grant_type=client_credentials`, `client_id`, `client_secret`,
-`scope=https://api.botframework.com/.default`) and caches it until five minutes
-before `expires_in`.
+expire (about an hour), and they name no user, conversation or activity (no
+`jti` either), so a signature does not cover the activity itself: a token
+cannot be spent once, nor bound to one conversation, without refusing Teams'
+own activities. `SeenActivities` refuses an activity id seen before in its
+conversation for as long as the token that carried it could still be accepted
+(its `exp` plus `leeway`); the memory is per process and bounded (the oldest ids
+go first), and the desk still takes each answer once across nodes whatever the
+channel lets through. What an activity says of its sender is checked with
+Teams itself (see `_teams`).
 """
 
 from __future__ import annotations
@@ -53,35 +49,26 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-import anyio
 import httpx
-
-from elicitkit._errors import ElicitationError
 
 if TYPE_CHECKING:
     import jwt
 
 __all__ = [
-    "BotToken",
-    "Connector",
     "ConnectorAuth",
     "KeysUnavailable",
     "SeenActivities",
-    "TeamsError",
     "Unauthorized",
-    "json_body",
     "require",
 ]
 
 logger = logging.getLogger("elicitkit")
 
-SCOPE = "https://api.botframework.com/.default"
 CHANNEL_ID = "msteams"
 """The Bot Framework channel of Microsoft Teams: the only one whose activities are taken."""
 HTTP_TIMEOUT = 10.0
 _KEYS_MAX_AGE = 24 * 3600.0
 _REFETCH_AFTER = 30.0
-_RENEW_EARLY = 300.0
 
 
 def require() -> None:
@@ -91,10 +78,6 @@ def require() -> None:
         import jwt  # noqa: F401
     except ImportError:
         raise ImportError("TeamsChannel needs PyJWT to check Teams' tokens: pip install 'elicitkit[teams]'") from None
-
-
-class TeamsError(ElicitationError):
-    """The Bot Framework could not be reached, or refused the bot (wrong app id or password, unknown conversation)."""
 
 
 class Unauthorized(Exception):
@@ -294,97 +277,3 @@ class SeenActivities:
         while len(self._until) > self.limit:
             self._until.popitem(last=False)
         return True
-
-
-class BotToken:
-    """The bot's own access token for the Connector API, fetched with client credentials and cached."""
-
-    def __init__(self, app_id: str, app_password: str, token_url: str) -> None:
-        self.app_id = app_id
-        self._password = app_password
-        self.token_url = token_url
-        self._token: str | None = None
-        self._renew_at = 0.0
-        self._lock = anyio.Lock()
-
-    async def get(self) -> str:
-        """A valid token (fetched when there is none, or it is about to expire).
-
-        Raises:
-            TeamsError: the token endpoint is unreachable or refused the app id and password.
-        """
-        async with self._lock:
-            if self._token is not None and time.monotonic() < self._renew_at:
-                return self._token
-            form = {
-                "grant_type": "client_credentials",
-                "client_id": self.app_id,
-                "client_secret": self._password,
-                "scope": SCOPE,
-            }
-            try:
-                async with httpx.AsyncClient(timeout=HTTP_TIMEOUT) as client:
-                    response = await client.post(self.token_url, data=form)
-            except httpx.HTTPError as exc:
-                raise TeamsError(f"Could not reach the Bot Framework token endpoint {self.token_url}: {exc}") from None
-            body = json_body(response)
-            token, lifetime = body.get("access_token"), body.get("expires_in")
-            if response.status_code != 200 or not isinstance(token, str):
-                error = body.get("error") or f"HTTP {response.status_code}"
-                raise TeamsError(f"The Bot Framework refused a token for app {self.app_id!r}: {error}")
-            try:
-                seconds = float(lifetime)  # type: ignore[arg-type]  # checked by the except
-            except (TypeError, ValueError):
-                seconds = 3600.0
-            self._token = token
-            self._renew_at = time.monotonic() + max(seconds - _RENEW_EARLY, seconds / 2)
-            return token
-
-    def forget(self, token: str) -> None:
-        """Drop `token` (the connector refused it), so the next `get` fetches a new one."""
-        if self._token == token:
-            self._token = None
-
-
-class Connector:
-    """The Bot Connector REST API at `service_url`, called with the bot's token."""
-
-    def __init__(self, service_url: str, token: BotToken) -> None:
-        self.service_url = service_url
-        self.token = token
-
-    async def send(self, method: str, path: str, activity: dict[str, Any], what: str) -> dict[str, Any]:
-        """`method` `activity` to `path`; the Connector's JSON answer (`{"id": ...}`).
-
-        Raises:
-            TeamsError: Teams could not be reached or refused (`what` says what the bot was doing).
-        """
-        # A client per call: the Channel protocol has no close, and people answer at human pace.
-        url = self.service_url + path
-        for attempt in (1, 2):
-            token = await self.token.get()
-            try:
-                async with httpx.AsyncClient(timeout=HTTP_TIMEOUT) as client:
-                    response = await client.request(
-                        method, url, json=activity, headers={"Authorization": f"Bearer {token}"}
-                    )
-            except httpx.HTTPError as exc:
-                raise TeamsError(f"Could not reach Teams to {what} ({method} {url}): {exc}") from None
-            if response.status_code == 401 and attempt == 1:
-                self.token.forget(token)  # revoked or rotated early: one fresh token, then give up
-                continue
-            if not response.is_success:
-                error = json_body(response).get("error")
-                detail = error.get("message") if isinstance(error, dict) else None
-                raise TeamsError(f"Teams refused to {what}: HTTP {response.status_code} {detail or ''}".rstrip())
-            return json_body(response)
-        raise AssertionError("unreachable")  # pragma: no cover
-
-
-def json_body(response: httpx.Response) -> dict[str, Any]:
-    """A response's JSON object, or {} when it has none."""
-    try:
-        body = response.json()
-    except ValueError:
-        return {}
-    return body if isinstance(body, dict) else {}

@@ -22,6 +22,7 @@ def serve(
     http: str | None,
     name: str | None,
     store: str | None,
+    plaintext_store: bool,
     timeout: float | None,
     question_timeout: Timeout = SERVER_DEFAULT,
     inherit_env: bool,
@@ -30,7 +31,13 @@ def serve(
 ) -> None:
     """Serve `folder`'s tools until interrupted; `http` is `HOST:PORT` (port 0 picks a free one)."""
     server = MCPServer(name or Path(folder).resolve().name or "shell-tools")
-    hitl = Elicitation(server, store=store, fallback=fallback, public_url=public_url)  # type: ignore[arg-type]
+    hitl = Elicitation(
+        server,
+        store=store,
+        plaintext_store=plaintext_store,
+        fallback=fallback,  # type: ignore[arg-type]
+        public_url=public_url,
+    )
     tools = add_shell_tools(hitl, folder, timeout=timeout, question_timeout=question_timeout, inherit_env=inherit_env)
     say = f"elicitkit serve: {len(tools)} tool(s) from {folder}: {', '.join(t.name for t in tools) or '(none)'}"
     print(say, file=sys.stderr, flush=True)

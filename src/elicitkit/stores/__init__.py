@@ -59,6 +59,7 @@ __all__ = [
 ]
 
 SUPPORTED = "memory://, sqlite:///path.db or redis://host:port/db"
+_REDIS_SCHEMES = ("redis", "rediss", "unix")
 
 
 def open_store(url: str | None) -> tuple[Store, Broker]:
@@ -80,11 +81,23 @@ def open_store(url: str | None) -> tuple[Store, Broker]:
                 f"A SQLite store URL names a file: 'sqlite:///relative.db' or 'sqlite:////absolute.db', not {url!r}"
             )
         return SQLiteStore(url.removeprefix("sqlite:///")), MemoryBroker()
-    if scheme in ("redis", "rediss", "unix"):
+    if scheme in _REDIS_SCHEMES:
         from .redis import RedisBroker, RedisStore
 
         return RedisStore(url), RedisBroker(url)
     raise ValueError(f"Unknown store URL {url!r}: use {SUPPORTED}")
+
+
+def durable_store(store: str | Store | None) -> str | None:
+    """What kind of store `Elicitation(store=...)` names when it keeps records beyond the process (`"SQLite"`,
+    `"Redis"`, or the class name of a `Store` of yours, which elicitkit cannot see into), without opening it;
+    None for the memory store (and for a URL no backend handles, which `open_store` refuses)."""
+    if store is None or isinstance(store, MemoryStore):
+        return None
+    if not isinstance(store, str):
+        return type(store).__name__
+    scheme = urlsplit(store).scheme
+    return "SQLite" if scheme == "sqlite" else "Redis" if scheme in _REDIS_SCHEMES else None
 
 
 def store_and_broker(store: str | Store | None, broker: Broker | None) -> tuple[Store, Broker]:
