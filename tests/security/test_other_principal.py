@@ -2,10 +2,13 @@
 
 Alice and Bob sign in to the same server (real OAuth bearer tokens over streamable HTTP). Bob holds
 whatever of Alice's he could have seen — her `requestState`, her `elicitId`, her link, her inbox token —
-and each time he is refused, Alice's question stays open, and Alice's own answer is then taken.
+and each time he is refused, Alice's question stays open, and Alice's own answer is then taken; also when
+Bob's answer lands on another node of the deployment, sharing a real Redis.
 """
 
 from __future__ import annotations
+
+from contextlib import AsyncExitStack
 
 import anyio
 import pytest
@@ -18,11 +21,14 @@ from elicitkit.channels import WebInbox
 from elicitkit.channels.base import web
 from elicitkit.testing import ScriptedHuman
 from tests.channels.test_web_inbox import Person
+from tests.redis_server import RedisServer
 from tests.scenes import Rounds, pending_id, send_answer, serving, text_of
 from tests.security.people import as_user, browser, signed_in_server
 from tests.test_urlmode import GOOD, Account, Links, assert_refused, open_form, press, send_good
 
 pytestmark = pytest.mark.anyio
+
+SECRET = "other-principal-secret-0123456789abcdef0123"
 
 
 def deploy_server() -> Elicitation:
@@ -120,3 +126,34 @@ async def test_her_inbox_question_answered_from_another_principals_inbox_is_refu
 async def _call(client: Client, tool: str, results: list[CallToolResult]) -> None:
     with anyio.fail_after(10):
         results.append(await client.call_tool(tool, {}))
+
+
+def node(store: str, name: str) -> Elicitation:
+    """One node of a signed-in deployment on a shared store, with a `deploy` tool."""
+    _, hitl = signed_in_server(store=store, secret=SECRET, node_id=name, timeout=10)
+
+    @hitl.server.tool()
+    async def deploy(ctx: Context) -> str:
+        answer = await hitl.confirm(ctx, "Deploy?")
+        return f"{answer.action}:{getattr(answer, 'data', None)}"
+
+    return hitl
+
+
+async def test_another_principals_answer_landing_on_another_node_is_refused_there(
+    redis_server: RedisServer, mode: str
+) -> None:
+    a, b = (node(redis_server.url, name) for name in ("node-a", "node-b"))
+    async with AsyncExitStack() as stack:
+        stack.push_async_callback(a.aclose)
+        stack.push_async_callback(b.aclose)
+        url_a, url_b = await stack.enter_async_context(serving(a)), await stack.enter_async_context(serving(b))
+        alice = await stack.enter_async_context(as_user(url_a, "alice", mode))
+        bob_on_b = await stack.enter_async_context(as_user(url_b, "bob", mode))
+        elicit_id = pending_id(await alice.call_tool("deploy", {}))
+        stolen = await send_answer(bob_on_b, elicit_id, "accept", {"value": False})
+        assert stolen.is_error
+        assert "no open question" in text_of(stolen)
+        assert a.pending_questions == 1
+        mine = await send_answer(alice, elicit_id, "accept", {"value": True})
+    assert text_of(mine) == "accept:True"
