@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, cast
 import pytest
 
 from tests.redis_server import MISSING, RedisServer
+from tests.telemetry import Telemetry, install
 
 if TYPE_CHECKING:
     from tests.scenes import Transport
@@ -52,3 +53,9 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
         yield server
     finally:
         server.stop_blocking()
+
+
+@pytest.fixture(scope="session")
+def telemetry_installed() -> Telemetry:
+    """The OpenTelemetry SDK with in-memory exporters, installed once: global providers cannot be replaced."""
+    return install()

@@ -9,53 +9,22 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client
-from opentelemetry import metrics, trace
-from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import StatusCode
 
 from tests.hook_scenes import ROUTE_IDS, ROUTES, ask, scene
+from tests.telemetry import Telemetry
 
 pytestmark = pytest.mark.anyio
 
 SECRET = "sk-live-7Qx9-never-logged"
 
 
-class Telemetry:
-    def __init__(self) -> None:
-        self.spans = InMemorySpanExporter()
-        self.metrics = InMemoryMetricReader()
-
-    def points(self, name: str) -> list[Any]:
-        data = self.metrics.get_metrics_data()
-        found = []
-        for resource in data.resource_metrics if data else []:
-            for scope in resource.scope_metrics:
-                for metric in scope.metrics:
-                    if metric.name == name:
-                        found.extend(metric.data.data_points)
-        return found
-
-
-@pytest.fixture(scope="session")
-def installed() -> Telemetry:
-    """The OpenTelemetry SDK with in-memory exporters, installed once: global providers cannot be replaced."""
-    telemetry = Telemetry()
-    tracer_provider = TracerProvider()
-    tracer_provider.add_span_processor(SimpleSpanProcessor(telemetry.spans))
-    trace.set_tracer_provider(tracer_provider)
-    metrics.set_meter_provider(MeterProvider(metric_readers=[telemetry.metrics]))
-    return telemetry
-
-
 @pytest.fixture
-def telemetry(installed: Telemetry, caplog: pytest.LogCaptureFixture) -> Telemetry:
-    installed.spans.clear()
+def telemetry(telemetry_installed: Telemetry, caplog: pytest.LogCaptureFixture) -> Telemetry:
+    telemetry_installed.spans.clear()
     caplog.set_level(logging.DEBUG)
-    return installed
+    return telemetry_installed
 
 
 def question_spans(telemetry: Telemetry) -> list[ReadableSpan]:

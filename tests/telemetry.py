@@ -1,0 +1,42 @@
+"""The OpenTelemetry SDK with in-memory exporters, for the tests that read spans and metrics.
+
+A process has one global tracer and meter provider, set once: the `telemetry_installed` session fixture
+(tests/conftest.py) installs them the first time any test asks, whichever file it is in.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from opentelemetry import metrics, trace
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+
+class Telemetry:
+    def __init__(self) -> None:
+        self.spans = InMemorySpanExporter()
+        self.metrics = InMemoryMetricReader()
+
+    def points(self, name: str) -> list[Any]:
+        data = self.metrics.get_metrics_data()
+        found = []
+        for resource in data.resource_metrics if data else []:
+            for scope in resource.scope_metrics:
+                for metric in scope.metrics:
+                    if metric.name == name:
+                        found.extend(metric.data.data_points)
+        return found
+
+
+def install() -> Telemetry:
+    """Make the SDK's providers global, exporting to memory; call once per process."""
+    telemetry = Telemetry()
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(telemetry.spans))
+    trace.set_tracer_provider(tracer_provider)
+    metrics.set_meter_provider(MeterProvider(metric_readers=[telemetry.metrics]))
+    return telemetry
