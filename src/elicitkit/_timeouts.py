@@ -14,6 +14,7 @@ from typing import Any
 __all__ = [
     "SERVER_DEFAULT",
     "LINK_LIFETIME_MAX",
+    "MAX_MESSAGE",
     "ServerDefault",
     "Timeout",
     "check_message",
@@ -58,6 +59,12 @@ def seconds(given: Timeout, default: float | None) -> float:
     return math.inf if given is None else float(given)
 
 
+MAX_MESSAGE = 20_000
+"""Characters a question's message may have: a person reads it on a form, a page, an inbox or a chat message."""
+
+
 def check_message(message: Any) -> None:
     if not isinstance(message, str) or not message.strip():
         raise ValueError("An elicitation needs a non-empty message")
+    if len(message) > MAX_MESSAGE:
+        raise ValueError(f"An elicitation's message may have at most {MAX_MESSAGE:,} characters, not {len(message):,}")

@@ -168,3 +168,25 @@ async def test_a_tool_asking_past_a_limit_gets_a_schema_error_before_anyone_is_a
         "Raw schema property 'note': 'description' is 20,000 characters, over elicitkit's limit of 10,000"
     )
     assert hitl.pending_questions == 0
+
+
+async def test_a_message_longer_than_a_person_would_read_is_refused_before_anyone_is_asked(mode: str) -> None:
+    from mcp import Client
+    from mcp.server.mcpserver import MCPServer
+
+    from elicitkit import Elicitation
+
+    server = MCPServer("long-message")
+    hitl = Elicitation(server)
+
+    @server.tool()
+    async def ask(ctx: Context) -> str:
+        try:
+            await hitl.confirm(ctx, "x" * 20_001)
+        except ValueError as exc:
+            return f"refused: {exc}"
+        return "asked"
+
+    async with Client(server, mode=mode) as client:
+        result = await client.call_tool("ask", {})
+    assert result.content[0].text == "refused: An elicitation's message may have at most 20,000 characters, not 20,001"  # type: ignore[union-attr]
