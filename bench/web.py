@@ -76,9 +76,10 @@ from elicitkit.testing import serve_http
 TARGET_MS = 10.0
 ERAS = {"legacy": "2025-11-25", "auto": "2026-07-28"}
 MESSAGE = "Connect the billing account for"
-CSRF = re.compile(r'name="_csrf" value="([^"]+)"')
+# The page's own controls: `ek:csrf` / `ek:action` (since issue 24), `_csrf` / `_action` before; read off the page,
+# so one bench measures either release side by side.
+CSRF = re.compile(r'name="((?:ek:|_)csrf)" value="([^"]+)"')
 FORM = {
-    "_action": "accept",
     "account": "ops@example.com",
     "seats": "12",
     "region": "us",
@@ -133,7 +134,8 @@ async def person(http: httpx.AsyncClient, link: str, stamp: Stamps) -> None:
     match = CSRF.search(page.text)
     if page.status_code != 200 or match is None:
         raise RuntimeError(f"GET {link}: {page.status_code} {page.text[:200]}")
-    data = {"_csrf": match.group(1), **FORM}
+    control = match.group(1).removesuffix("csrf")
+    data = {f"{control}csrf": match.group(2), f"{control}action": "accept", **FORM}
     stamp.posted = time.perf_counter()
     done = await http.post(link, data=data)
     stamp.answered = time.perf_counter()
