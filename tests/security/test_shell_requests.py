@@ -21,6 +21,7 @@ import pytest
 from mcp import Client
 
 from elicitkit.shell import sdk_path
+from elicitkit.testing import ScriptedHuman, accept
 from tests.scenes import text_of
 from tests.security.scenes import Question, Recorder, Served, elicitkit_serve
 
@@ -241,6 +242,19 @@ async def test_a_schema_or_a_format_that_is_not_what_it_claims_is_refused_by_the
         "NaN is not a JSON number",
     ]
     assert person.asked == []
+
+
+async def test_an_answer_whose_content_looks_like_an_error_is_still_an_accept(mode: str, served_over: Served) -> None:
+    human = ScriptedHuman(accept({"error": "timeout"}), accept({"error": "not_supported"}))
+    cases = [["ek_choice", "--field", "error", "Which?", "timeout", "other"], ["ek_string", "--field", "error", "Why?"]]
+    async with elicitkit_serve(served_over) as server:
+        with anyio.fail_after(30):
+            async with Client(server, mode=mode, elicitation_callback=human) as client:
+                result = await client.call_tool("ask_cases", {"cases": cases})
+    assert case_lines(text_of(result)) == [
+        (0, {"action": "accept", "content": {"error": "timeout"}}),
+        (0, {"action": "accept", "content": {"error": "not_supported"}}),
+    ]
 
 
 # --- the SDK alone: a typed option that is not of its type never leaves the script --------------------

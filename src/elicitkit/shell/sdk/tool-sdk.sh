@@ -229,12 +229,14 @@ mcp_debug() { [ -z "${MCPBASH_DEBUG_LOG:-}" ] || printf '[%s] %s\n' "$(date +%H:
 
 __ek_reply_code() {
 	# elicitkit's exit code for a reply: 0 accept, 1 decline, 2 cancel, 3 timeout, 4 not supported, 5 error.
+	# Read from the reply's start, where the server writes "action" (and "error" after a null content), so
+	# a person's answer in "content" (a field named "error" holding "timeout") is never taken for it.
 	case "$1" in
-	*'"error":"timeout"'*) return 3 ;;
-	*'"error":"not_supported"'*) return 4 ;;
-	*'"action":"accept"'*) return 0 ;;
-	*'"action":"decline"'*) return 1 ;;
-	*'"action":"cancel"'*) return 2 ;;
+	'{"action":"accept",'*) return 0 ;;
+	'{"action":"decline","content":null,"error":"not_supported"'*) return 4 ;;
+	'{"action":"decline",'*) return 1 ;;
+	'{"action":"cancel",'*) return 2 ;;
+	'{"action":"error","content":null,"error":"timeout"'*) return 3 ;;
 	*) return 5 ;;
 	esac
 }
