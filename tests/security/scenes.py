@@ -27,15 +27,28 @@ Question = tuple[str, str, Any]  # ("form", message, schema) or ("url", message,
 
 @asynccontextmanager
 async def elicitkit_serve(
-    over: Served, folder: Path = TOOLS, *, env: Mapping[str, str] | None = None, flags: Sequence[str] = ()
+    over: Served,
+    folder: Path = TOOLS,
+    *,
+    env: Mapping[str, str] | None = None,
+    flags: Sequence[str] = (),
+    log: Path | None = None,
 ) -> AsyncIterator[StdioServerParameters | str]:
-    """`elicitkit serve FOLDER` running as a subprocess with exactly `env` (plus PATH); yields what a Client opens."""
+    """`elicitkit serve FOLDER` as a subprocess with exactly `env` (plus PATH); yields what a Client opens.
+
+    With `log`, what the server writes to stderr (its log) is in that file once this exits.
+    """
     environment = {"PATH": PATH, **(env or {})}
+    command = [ELICITKIT, "serve", *flags, str(folder)]
     if over == "stdio":
         # The SDK adds its default environment (HOME, USER...) under ours; nothing else reaches the server.
-        yield StdioServerParameters(command=ELICITKIT, args=["serve", *flags, str(folder)], env=environment)
+        if log is None:
+            yield StdioServerParameters(command=command[0], args=command[1:], env=environment)
+        else:  # the shell execs the server in its place, its stderr to the log
+            script = 'exec "$@" 2>>"$0"'
+            yield StdioServerParameters(command="/bin/sh", args=["-c", script, str(log), *command], env=environment)
         return
-    command = [ELICITKIT, "serve", "--http", "127.0.0.1:0", *flags, str(folder)]
+    command[2:2] = ["--http", "127.0.0.1:0"]
     async with await anyio.open_process(command, env=environment, stderr=subprocess.PIPE) as process:
         assert process.stderr is not None
         printed = ""
@@ -51,6 +64,10 @@ async def elicitkit_serve(
             process.terminate()
             with anyio.fail_after(10):
                 await process.wait()
+                async for chunk in TextReceiveStream(process.stderr):
+                    printed += chunk
+            if log is not None:
+                await anyio.Path(log).write_text(printed)
 
 
 class Recorder:

@@ -201,7 +201,7 @@ def _wire_meta(ctx: Context[Any, Any]) -> dict[str, Any]:
 def _result(
     tool: ShellTool, code: int | None, stdout: _Capture, stderr: _Capture, folder: CallFolder
 ) -> CallToolResult:
-    failure = _tool_error(folder.error_file)
+    failure = _tool_error(folder.tool_error())
     if failure is not None:
         raise failure
     if stdout.overflowed:
@@ -233,11 +233,13 @@ def _error(message: str, stderr: str, *, exit_code: int | None) -> CallToolResul
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True, _meta=meta or None)
 
 
-def _tool_error(path: Path) -> MCPError | None:
+def _tool_error(written: bytes | None) -> MCPError | None:
     """`mcp_fail CODE MESSAGE [DATA]`: mcp-bash answers the call with that JSON-RPC error."""
+    if written is None:
+        return None
     try:
-        body = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        body = json.loads(written)
+    except (UnicodeDecodeError, json.JSONDecodeError):
         return None
     code = body.get("code") if isinstance(body, dict) else None
     message = body.get("message") if isinstance(body, dict) else None
@@ -249,7 +251,7 @@ def _tool_error(path: Path) -> MCPError | None:
 async def _end_group(process: Process, grace: float, folder: CallFolder) -> None:
     """Terminate the script's whole process group: SIGTERM, then SIGKILL after `grace` seconds."""
     if process.returncode is None:
-        folder.cancel_file.touch()  # mcp_is_cancelled, for scripts that check between steps
+        folder.mark_cancelled()  # mcp_is_cancelled, for scripts that check between steps
         _signal_group(process.pid, signal.SIGTERM)
         with anyio.move_on_after(grace):
             await process.wait()
