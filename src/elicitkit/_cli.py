@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from functools import partial
@@ -121,6 +122,18 @@ def _client_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from elicitkit.shell import _handoff
+
+    try:
+        # Before anything else: the secrets leave this process's environment (it executes itself again,
+        # handing them over on a pipe), so no tool can read them in /proc/<pid>/environ.
+        moved = _handoff.taken()
+        _handoff.hand_over()
+    except (ValueError, OSError) as exc:
+        print(f"elicitkit serve: {exc}", file=sys.stderr)
+        return 2
+
+    from elicitkit._crypto import secrets_from_env
     from elicitkit._timeouts import SERVER_DEFAULT
     from elicitkit.shell import FolderError
     from elicitkit.shell._serve import serve
@@ -129,6 +142,7 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         serve(
             args.folder,
+            secret=secrets_from_env({**os.environ, **moved}),
             http=args.http,
             name=args.name,
             store=args.store,

@@ -86,8 +86,9 @@ class Elicitation:
         broker: how nodes reach each other; defaults to the store's own
             (Redis pub/sub for Redis, in-process otherwise).
         secret: seals everything stored and every `requestState`; several
-            rotate (the first seals). Defaults to `ELICITKIT_SECRET` or
-            `MCP_ELICITATION_SECRET`. Nodes sharing a store need the same one.
+            rotate (the first seals). Defaults to `ELICITKIT_SECRET`, the
+            file `ELICITKIT_SECRET_FILE` names (readable by its owner only),
+            or `MCP_ELICITATION_SECRET`. Nodes sharing a store need the same one.
         node_id: this node's id (random by default; a restart is a new node).
         forward_timeout: seconds to wait for the owner of a run to acknowledge
             a forwarded answer before taking the run over.

@@ -39,6 +39,7 @@ from pydantic import ValidationError
 from elicitkit._timeouts import SERVER_DEFAULT, Timeout
 from elicitkit.shell._channel import CallFolder
 from elicitkit.shell._folder import ShellTool
+from elicitkit.shell._handoff import MOVED as SECRETS
 from elicitkit.shell._questions import Reply, ShellQuestion, ask
 from elicitkit.shell._streams import Notifications
 
@@ -52,8 +53,6 @@ logger = logging.getLogger("elicitkit.shell")
 SDK_DIR = Path(__file__).resolve().parent / "sdk"
 # What a tool sees of the server's environment unless the server inherits it whole (mcp-bash's "minimal").
 _MINIMAL_ENV = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TERM")
-# Never handed to a tool, whatever the server inherits: they open everything elicitkit stored.
-_SECRETS = ("ELICITKIT_SECRET", "MCP_ELICITATION_SECRET")
 
 
 @dataclass(frozen=True)
@@ -147,7 +146,9 @@ def _environment(
     folder: CallFolder,
 ) -> dict[str, str]:
     base = dict(os.environ) if options.inherit_env else {k: os.environ[k] for k in _MINIMAL_ENV if k in os.environ}
-    env = {k: v for k, v in base.items() if k not in _SECRETS} | dict(options.env or {})
+    # elicitkit's secrets (and where the file holding them is) are never handed to a tool, whatever the
+    # server inherits: they open everything elicitkit stored.
+    env = {k: v for k, v in base.items() if k not in SECRETS} | dict(options.env or {})
     env["PATH"] = _with_own_bin(env.get("PATH", os.defpath))
     jq = shutil.which("jq") or shutil.which("gojq")
     meta = _wire_meta(ctx)

@@ -27,10 +27,20 @@ def serve(
     inherit_env: bool,
     fallback: str,
     public_url: str | None,
+    secret: list[str] | None = None,
 ) -> None:
-    """Serve `folder`'s tools until interrupted; `http` is `HOST:PORT` (port 0 picks a free one)."""
+    """Serve `folder`'s tools until interrupted; `http` is `HOST:PORT` (port 0 picks a free one).
+
+    `secret` is the ring (`[]`: none); `None` reads it from the environment.
+    """
     server = MCPServer(name or Path(folder).resolve().name or "shell-tools")
-    hitl = Elicitation(server, store=store, fallback=fallback, public_url=public_url)  # type: ignore[arg-type]
+    hitl = Elicitation(
+        server,
+        store=store,
+        fallback=fallback,  # type: ignore[arg-type]
+        public_url=public_url,
+        secret=secret,
+    )
     tools = add_shell_tools(hitl, folder, timeout=timeout, question_timeout=question_timeout, inherit_env=inherit_env)
     say = f"elicitkit serve: {len(tools)} tool(s) from {folder}: {', '.join(t.name for t in tools) or '(none)'}"
     print(say, file=sys.stderr, flush=True)
