@@ -225,6 +225,7 @@ async def test_a_schema_or_a_format_that_is_not_what_it_claims_is_refused_by_the
             "ek_ask_json",
             '{"message":"Go?","schema":{"type":"object","properties":{"n":{"type":"number","default":NaN}}}}',
         ],
+        ["ek_ask_json", '{"message":"Go?","schema":"\\ud800"}'],  # schema text that is half a character
     ]
     person = Recorder()
     async with elicitkit_serve(served_over) as server:
@@ -232,7 +233,7 @@ async def test_a_schema_or_a_format_that_is_not_what_it_claims_is_refused_by_the
             async with Client(server, mode=mode, elicitation_callback=person) as client:
                 result = await client.call_tool("ask_cases", {"cases": cases})
     got = case_lines(text_of(result))
-    assert [code for code, _ in got] == [1, 1, 5, 5, 5]
+    assert [code for code, _ in got] == [1, 1, 5, 5, 5, 5]
     assert {reply["error"] for _, reply in got} == {"invalid_request"}
     assert [reply["message"] for _, reply in got] == [
         'the "schema" text is not JSON: Extra data: line 1 column 34 (char 33)',
@@ -240,6 +241,7 @@ async def test_a_schema_or_a_format_that_is_not_what_it_claims_is_refused_by_the
         f"Raw schema property 'value': format {HOSTILE[0]!r} is not one of ['date', 'date-time', 'email', 'uri']",
         "the request gives 'mode' twice",
         "NaN is not a JSON number",
+        'the "schema" text is not JSON: Expecting value: line 1 column 1 (char 0)',
     ]
     assert person.asked == []
 

@@ -6,9 +6,9 @@ carry the same JSON: `{"message", "mode": "form", "schema"}` or `{"message",
 be a string holding the schema's JSON (the shell SDK sends a caller's schema
 so, and it is read as exactly one object). A request is strict JSON: a key
 given twice, or `NaN`, is refused, since readers disagree on what it means.
-Every question goes
-through `Elicitation.elicit` / `elicit_url`, so the answer is validated before
-the script sees it, and every route, hook, store and channel applies.
+Every question goes through `Elicitation.elicit` / `elicit_url`, so the answer
+is validated before the script sees it, and every route, hook, store and
+channel applies.
 
 The reply is mcp-bash's `{"action", "content"}`, where `action` is `accept`,
 `decline`, `cancel` or `error` (mcp-bash's own word for "no answer"), plus
@@ -109,13 +109,13 @@ def parse(raw: bytes, origin: Origin = "fifo") -> ShellQuestion:
         raise BadRequest(f'"mode" must be "form" or "url", not {mode!r}')
     schema = body.get("schema", body.get("requestedSchema"))
     if isinstance(schema, str):
-        schema = _strict_json(schema.encode("utf-8"), 'the "schema" text')
+        schema = _strict_json(schema, 'the "schema" text')
     if not isinstance(schema, dict):
         raise BadRequest('a form request needs a "schema" object')
     return ShellQuestion(message, "form", _spec_shapes(schema), "", timeout, origin)
 
 
-def _strict_json(raw: bytes, what: str) -> Any:
+def _strict_json(raw: bytes | str, what: str) -> Any:
     """JSON as every reader reads it alike: no key twice in an object, no NaN or Infinity."""
     try:
         return json.loads(raw, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
