@@ -196,6 +196,13 @@ async def test_every_helper_sends_exactly_the_question_asked_whatever_its_values
             replies.append((1 if call[0].startswith("mcp_") else 5, refused(option, kind, v)))
         cases += [["mcp_elicit", "Go?", "{}", v], ["mcp_elicit_url", "Go?", LINK, v]]
         replies += [(1, refused("TIMEOUT", NUMBER, v))] * 2
+    # A multi-choice default is split on commas as `read -a` splits it: a final empty value is dropped.
+    cases.append(["ek_multi_choice", "--default", "a,b,", "Which?", "a", "b"])
+    items = {"type": "string", "enum": ["a", "b"]}
+    questions.append(
+        form("Which?", "choices", {"type": "array", "items": items, "default": ["a", "b"]}, required=False)
+    )
+    replies.append((1, DECLINED))
     person = Recorder()
     async with elicitkit_serve(served_over) as server:
         with anyio.fail_after(60):

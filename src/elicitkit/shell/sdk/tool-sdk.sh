@@ -454,12 +454,13 @@ __ek_choices() {
 	fi
 	__ek_put minItems count --min "${__ek_min}" && __ek_put maxItems count --max "${__ek_max}" || return
 	if [ -n "${__ek_default}" ]; then
-		rest="${__ek_default},"
+		# Split on commas as `IFS=, read -a` would (a final empty value is dropped), newlines kept.
+		rest="${__ek_default}"
 		while [ -n "${rest}" ]; do
 			__ek_quote "${rest%%,*}"
 			defaults+="${sep}${__ek_q}"
 			sep=","
-			rest="${rest#*,}"
+			if [[ "${rest}" == *,* ]]; then rest="${rest#*,}"; else rest=""; fi
 		done
 		__ek_prop+=",\"default\":[${defaults}]"
 	fi
