@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from functools import partial
@@ -126,6 +127,17 @@ def _client_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from elicitkit.shell import _handoff
+
+    try:
+        # Before anything else: the secrets leave this process's environment (it executes itself again,
+        # handing them over on a pipe), so no tool can read them in /proc/<pid>/environ.
+        moved = _handoff.taken()
+        _handoff.hand_over()
+    except (ValueError, OSError) as exc:
+        print(f"elicitkit serve: {exc}", file=sys.stderr)
+        return 2
+
     from elicitkit._timeouts import SERVER_DEFAULT
     from elicitkit.shell import FolderError
     from elicitkit.shell._serve import serve
@@ -134,6 +146,7 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         serve(
             args.folder,
+            environ={**os.environ, **moved},
             http=args.http,
             name=args.name,
             store=args.store,

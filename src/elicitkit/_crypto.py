@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+import stat
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 
@@ -41,6 +42,7 @@ from elicitkit._errors import TamperedRecord
 __all__ = ["PlainSealer", "Sealer", "secret_ring", "secrets_from_env"]
 
 _ENV_VARS = ("ELICITKIT_SECRET", "MCP_ELICITATION_SECRET")
+_FILE_VAR = "ELICITKIT_SECRET_FILE"  # a file holding what ELICITKIT_SECRET would
 
 _SEALED = b"\x01"
 _PLAIN = b"\x00"
@@ -209,21 +211,31 @@ class PlainSealer:
 
 
 def secrets_from_env(environ: Mapping[str, str] | None = None) -> list[str]:
-    """The secret ring from `ELICITKIT_SECRET`, else `MCP_ELICITATION_SECRET`.
+    """The secret ring from `ELICITKIT_SECRET`, the file `ELICITKIT_SECRET_FILE` names, or `MCP_ELICITATION_SECRET`.
 
     Several secrets may be comma-separated for rotation (the first seals);
-    whitespace around each is stripped. Returns `[]` when neither is set.
+    whitespace around each is stripped. Returns `[]` when none is set.
+
+    Raises:
+        ValueError: both `ELICITKIT_SECRET` and `ELICITKIT_SECRET_FILE` are
+            set, or the file cannot be used: unreadable, holding no secret,
+            or open to group or others (like ssh's keys, it must be `chmod 600`).
     """
     return _ring_from_env(os.environ if environ is None else environ)[1]
 
 
 def _ring_from_env(env: Mapping[str, str]) -> tuple[str | None, list[str]]:
-    """The variable the ring comes from, and the ring (`None, []`: neither holds a secret)."""
-    for name in _ENV_VARS:
-        ring = [part.strip() for part in env.get(name, "").split(",") if part.strip()]
-        if ring:
-            return name, ring
-    return None, []
+    """The variable the ring comes from, and the ring (`None, []`: none holds a secret)."""
+    ring = _ring(env.get(_ENV_VARS[0], ""))
+    path = env.get(_FILE_VAR, "").strip()
+    if ring and path:
+        raise ValueError(f"{_ENV_VARS[0]} and {_FILE_VAR} are both set; give the secret one way")
+    if ring:
+        return _ENV_VARS[0], ring
+    if path:
+        return _FILE_VAR, _ring_from_file(path)
+    ring = _ring(env.get(_ENV_VARS[1], ""))
+    return (_ENV_VARS[1], ring) if ring else (None, [])
 
 
 def secret_ring(
@@ -266,7 +278,7 @@ def secret_ring(
         return ring
     if store is None:
         return []
-    blank = next((variable for variable in _ENV_VARS if variable in env), None)
+    blank = next((variable for variable in (*_ENV_VARS, _FILE_VAR) if variable in env), None)
     if blank is not None:
         raise ValueError(
             f"{blank} is set but empty, which never means 'no secret' for a {store} store. Set it to a secret of "
@@ -281,3 +293,28 @@ def secret_ring(
         f"To keep them in plaintext on purpose (tests, local development), pass Elicitation(..., "
         f"plaintext_store=True) (elicitkit serve: --plaintext-store)."
     )
+
+
+def _ring(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _ring_from_file(path: str) -> list[str]:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise ValueError(f"{_FILE_VAR}: cannot read {path}: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as f:
+        mode = stat.S_IMODE(os.fstat(fd).st_mode)
+        if os.name == "posix" and mode & 0o077:
+            raise ValueError(
+                f"{_FILE_VAR}: permissions {mode:04o} for {path} are too open: other users could read or change "
+                f"the secret. Make it readable by its owner only: chmod 600 {path}"
+            )
+        try:
+            ring = _ring(f.read().decode("utf-8"))
+        except UnicodeDecodeError:
+            raise ValueError(f"{_FILE_VAR}: {path} is not UTF-8 text") from None
+    if not ring:
+        raise ValueError(f"{_FILE_VAR}: {path} holds no secret. {_GENERATE}")
+    return ring

@@ -87,8 +87,9 @@ class Elicitation:
         broker: how nodes reach each other; defaults to the store's own
             (Redis pub/sub for Redis, in-process otherwise).
         secret: seals everything stored and every `requestState`; several
-            rotate (the first seals). Defaults to `ELICITKIT_SECRET` or
-            `MCP_ELICITATION_SECRET`. Nodes sharing a store need the same one.
+            rotate (the first seals). Defaults to `ELICITKIT_SECRET`, the
+            file `ELICITKIT_SECRET_FILE` names (readable by its owner only),
+            or `MCP_ELICITATION_SECRET`. Nodes sharing a store need the same one.
             At least 32 bytes each; a SQLite, Redis or your own store refuses
             to start without one (or with one set but empty).
         plaintext_store: run a durable store without a secret on purpose:

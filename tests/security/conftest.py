@@ -1,11 +1,14 @@
-"""What several security tests share: every log record, uvicorn's included (they do not reach the root logger)."""
+"""What several security tests share: every log record (uvicorn's included), and both ways to reach `elicitkit serve`."""
 
 from __future__ import annotations
 
 import logging
+from typing import cast
 
 import pytest
 import uvicorn
+
+from tests.security.scenes import Served
 
 
 class Logs:
@@ -33,3 +36,9 @@ def logs(caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> L
     monkeypatch.setattr(uvicorn.Config, "configure_logging", lambda self: None)
     caplog.set_level(logging.DEBUG)
     return Logs(caplog)
+
+
+@pytest.fixture(params=["stdio", "http"])
+def served_over(request: pytest.FixtureRequest) -> Served:
+    """How `elicitkit serve` is reached: its stdin and stdout, or streamable HTTP on 127.0.0.1."""
+    return cast("Served", request.param)

@@ -28,13 +28,14 @@ from tests.test_durable import UnfencedStore
 pytestmark = pytest.mark.anyio
 
 VARIABLES = ("ELICITKIT_SECRET", "MCP_ELICITATION_SECRET")
+FILE_VARIABLE = "ELICITKIT_SECRET_FILE"
 SECRET = "secret-required-test-secret-0123456789abcdef"
 HOW = 'Generate one with: python -c "import secrets; print(secrets.token_hex(32))"'
 
 
 @pytest.fixture(autouse=True)
 def no_secret_in_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    for variable in VARIABLES:
+    for variable in (*VARIABLES, FILE_VARIABLE):
         monkeypatch.delenv(variable, raising=False)
 
 
@@ -63,6 +64,15 @@ def test_an_empty_secret_variable_with_a_durable_store_is_refused_and_says_how_t
     assert f"{variable} is set but empty" in refused(durable)
     assert f"{variable} is set but empty" in refused(durable, plaintext_store=True)  # never read as "no secret"
     assert not (tmp_path / "state.db").exists()  # refused before the store was opened
+
+
+@pytest.mark.parametrize("value", ["", "   "])
+def test_an_empty_secret_file_variable_with_a_durable_store_is_refused_like_an_empty_secret(
+    durable: str, value: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(FILE_VARIABLE, value)
+    assert f"{FILE_VARIABLE} is set but empty" in refused(durable)
+    assert f"{FILE_VARIABLE} is set but empty" in refused(durable, plaintext_store=True)
 
 
 def test_a_short_secret_with_a_durable_store_is_refused_from_the_environment_or_the_argument(
@@ -182,3 +192,46 @@ async def test_elicitkit_serve_keeps_a_durable_store_in_plaintext_only_when_told
     async with served_over_http(*flags) as url, Client(url, mode=mode, elicitation_callback=human) as client:
         stopped = await client.call_tool("release", {"version": "3.0"})
     assert stopped.structured_content == {"success": True, "result": {"message": "Stopped at confirm: decline"}}
+
+
+@pytest.mark.parametrize("variable", [*VARIABLES, FILE_VARIABLE])
+def test_elicitkit_serve_given_an_empty_secret_exits_saying_so_though_the_secret_left_its_environment(
+    tmp_path: Path, variable: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # elicitkit serve moves the secret variables out of its environment before it starts: an empty one must
+    # still be refused, not read as "no secret" and then allowed by --plaintext-store.
+    monkeypatch.setenv(variable, "")
+    store = f"sqlite:///{tmp_path / 'runs.db'}"
+    done = subprocess.run(
+        [str(Path(BIN) / "elicitkit"), "serve", "--plaintext-store", "--store", store, str(EXAMPLE)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2
+    assert f"elicitkit serve: {variable} is set but empty" in done.stderr
+    assert not (tmp_path / "runs.db").exists()
+
+
+async def test_elicitkit_serve_seals_with_the_secret_it_was_given_even_with_plaintext_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 2026-07-28: the run waits between rounds in the store, so there are records to look at while asked.
+    monkeypatch.setenv("ELICITKIT_SECRET", SECRET)
+    db = tmp_path / "runs.db"
+    seen: list[int] = []
+
+    def answer(params: ElicitRequestParams) -> ElicitResult:
+        with sqlite3.connect(db) as conn:
+            seen.extend(row[0][0] for row in conn.execute("SELECT record FROM runs"))
+        return ElicitResult(action="decline")
+
+    flags = ("--plaintext-store", "--store", f"sqlite:///{db}")
+    async with (
+        served_over_http(*flags) as url,
+        Client(url, mode="auto", elicitation_callback=ScriptedHuman(answer)) as c,
+    ):
+        stopped = await c.call_tool("release", {"version": "3.0"})
+    assert stopped.structured_content == {"success": True, "result": {"message": "Stopped at confirm: decline"}}
+    assert seen and set(seen) == {0x01}  # sealed with the secret handed over, not kept in plaintext

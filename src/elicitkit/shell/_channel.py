@@ -1,6 +1,7 @@
 """The per-call channel between a running shell tool and the server: a private folder, two ways to ask in it.
 
-Each call gets a folder only its user can enter (mode 0700) holding:
+Each call gets a folder only its user can enter (mode 0700; `_private`: no
+file in it is opened through a link) holding:
 
 - `elicit.request` / `elicit.response`: mcp-bash's file protocol, unchanged
   (`MCP_ELICIT_REQUEST_FILE`, `MCP_ELICIT_RESPONSE_FILE`). The server learns
@@ -17,12 +18,8 @@ Each call gets a folder only its user can enter (mode 0700) holding:
 from __future__ import annotations
 
 import contextlib
-import errno
 import logging
 import os
-import shutil
-import stat
-import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
@@ -30,6 +27,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 from elicitkit.shell import _inotify
+from elicitkit.shell._private import PrivateFolder, Refused
 from elicitkit.shell._questions import BadRequest, Origin, Reply, ShellQuestion, parse
 
 __all__ = ["CallFolder", "FifoReader"]
@@ -43,6 +41,8 @@ RESPONSE = "elicit.response"
 ASK = "ask"
 PROGRESS = "progress"  # MCP_PROGRESS_STREAM: mcp-bash's notifications/progress lines
 LOG = "log"  # MCP_LOG_STREAM: notifications/message lines
+ERROR = "tool.error"  # MCP_TOOL_ERROR_FILE: mcp_fail's JSON-RPC error
+CANCELLED = "cancelled"  # MCP_CANCEL_FILE: there once the call is cancelled
 _MAX_LINE = 64 * 1024
 _REPLY_WAIT = 10.0  # seconds an asker may take to read a reply larger than a pipe holds
 _POLL = 0.02  # seconds between looks for the request file where the kernel cannot tell (no inotify)
@@ -52,10 +52,13 @@ class CallFolder:
     """One tool call's private folder, its two ways in, and the questions open through them."""
 
     def __init__(self, parent: str | None = None) -> None:
-        self.path = Path(tempfile.mkdtemp(prefix="elicitkit-call-", dir=parent))
+        self.files = PrivateFolder(parent)
+        self.path = self.files.path
         for fifo in (ASK, PROGRESS, LOG):
-            os.mkfifo(self.path / fifo, 0o600)
-        self.asks, self.progress, self.log = (FifoReader(self.path / name) for name in (ASK, PROGRESS, LOG))
+            self.files.mkfifo(fifo)
+        self.asks, self.progress, self.log = (
+            FifoReader(self.files.open_fifo(name, os.O_RDWR), name) for name in (ASK, PROGRESS, LOG)
+        )
         # Watching from before the tool starts: a request written at once is not missed.
         self._watch = _watch(self.path)
         self._file_question: anyio.CancelScope | None = None
@@ -82,11 +85,28 @@ class CallFolder:
 
     @property
     def error_file(self) -> Path:
-        return self.path / "tool.error"
+        return self.path / ERROR
 
     @property
     def cancel_file(self) -> Path:
-        return self.path / "cancelled"
+        return self.path / CANCELLED
+
+    def tool_error(self) -> bytes | None:
+        """What `mcp_fail` wrote to the error file, if anything (never read through a link)."""
+        try:
+            return self.files.read(ERROR)
+        except FileNotFoundError:
+            return None
+        except (Refused, OSError) as exc:
+            logger.warning("shell tool: ignored %s: %s", ERROR, exc)
+            return None
+
+    def mark_cancelled(self) -> None:
+        """Create the cancel file, for `mcp_is_cancelled`; a link in its place is refused, not followed."""
+        try:
+            self.files.touch(CANCELLED)
+        except (Refused, OSError) as exc:
+            logger.warning("shell tool: no %s file: %s", CANCELLED, exc)
 
     async def serve(self, tg: TaskGroup, asker: Asker) -> None:
         """Answer questions from both ways in until cancelled; each question runs in `tg`."""
@@ -99,14 +119,14 @@ class CallFolder:
             reader.close()
         if self._watch is not None:
             self._watch.close()
-        shutil.rmtree(self.path, ignore_errors=True)
+        self.files.remove()
 
     # --- mcp-bash's request file ------------------------------------------------------------------
 
     async def _watch_request_file(self, tg: TaskGroup, asker: Asker) -> None:
         if self._watch is None:
             while True:
-                if self.request_file.exists():
+                if self.files.exists(REQUEST):
                     self._take_request_file(tg, asker)
                 await anyio.sleep(_POLL)
         with contextlib.suppress(anyio.ClosedResourceError):
@@ -115,23 +135,29 @@ class CallFolder:
                     self._take_request_file(tg, asker)
 
     def _take_request_file(self, tg: TaskGroup, asker: Asker) -> None:
-        try:
-            raw = self.request_file.read_bytes()
-        except FileNotFoundError:
-            return  # the script gave up and removed it (a timeout on its side)
         # mcp-bash's server consumes the request; the script asks one question at a time, so a new one
         # means it stopped waiting for the last (its own timeout ran out): that question is withdrawn.
-        self.request_file.unlink(missing_ok=True)
+        request: bytes | Reply
+        try:
+            request = self.files.take(REQUEST)
+        except FileNotFoundError:
+            return  # the script gave up and removed it (a timeout on its side)
+        except (Refused, OSError) as exc:
+            logger.warning("shell tool: refused %s: %s", REQUEST, exc)
+            request = Reply("error", error="invalid_request", detail=f"refused {REQUEST}: {exc}")
         if self._file_question is not None:
             self._file_question.cancel()
         scope = anyio.CancelScope()
         self._file_question = scope
-        tg.start_soon(self._answer_file, scope, raw, asker)
+        tg.start_soon(self._answer_file, scope, request, asker)
 
-    async def _answer_file(self, scope: anyio.CancelScope, raw: bytes, asker: Asker) -> None:
+    async def _answer_file(self, scope: anyio.CancelScope, request: bytes | Reply, asker: Asker) -> None:
         with scope:
-            reply = await _reply_to(raw, "file", asker)
-            _write_atomically(self.response_file, reply.to_json())
+            reply = request if isinstance(request, Reply) else await _reply_to(request, "file", asker)
+            try:
+                self.files.write_atomically(RESPONSE, reply.to_json())
+            except (Refused, OSError) as exc:
+                logger.warning("shell tool: no %s written: %s", RESPONSE, exc)
         if self._file_question is scope:
             self._file_question = None
 
@@ -139,28 +165,55 @@ class CallFolder:
 
     async def _read_ask_fifo(self, tg: TaskGroup, asker: Asker) -> None:
         async for line in self.asks.lines():
-            base = self._question_base(line)
-            if base is not None:
-                tg.start_soon(self._answer_fifo, base, asker)
+            name = self._question_name(line)
+            if name is not None:
+                tg.start_soon(self._answer_fifo, name, asker)
 
-    def _question_base(self, line: bytes) -> Path | None:
+    def _question_name(self, line: bytes) -> str | None:
         """The question a line names: a `q.*` name inside this folder and nothing else."""
         name = os.path.basename(line.decode("utf-8", "replace").strip())
         if not name.startswith("q.") or "/" in name or name in ("q.", ""):
             if name:
                 logger.warning("shell tool: ignored a line on the ask FIFO that names no question")
             return None
-        return self.path / name
+        return name
 
-    async def _answer_fifo(self, base: Path, asker: Asker) -> None:
-        request = base.with_name(base.name + ".json")
+    async def _answer_fifo(self, name: str, asker: Asker) -> None:
+        request = f"{name}.json"
         try:
-            raw = _read_private(request)
+            raw = self.files.read(request)
+        except Refused as exc:
+            logger.warning("shell tool: refused %s: %s", request, exc)
+            reply = Reply("error", error="invalid_request", detail=f"cannot read {request}: {exc}")
         except OSError as exc:
-            reply = Reply("error", error="invalid_request", detail=f"cannot read {request.name}: {exc.strerror}")
+            reply = Reply("error", error="invalid_request", detail=f"cannot read {request}: {exc.strerror}")
         else:
             reply = await _reply_to(raw, "fifo", asker)
-        await _write_to_fifo(base.with_name(base.name + ".fifo"), reply.to_json() + "\n")
+        await self._write_to_fifo(f"{name}.fifo", reply.to_json() + "\n")
+
+    async def _write_to_fifo(self, name: str, text: str) -> None:
+        """Hand the reply to the asker's FIFO; an asker that is gone (no reader, no FIFO) is not waited for."""
+        try:
+            fd = self.files.open_fifo(name, os.O_WRONLY)
+        except Refused as exc:
+            logger.warning("shell tool: no reply written: %s", exc)
+            return
+        except OSError as exc:
+            logger.warning("shell tool: the asker left before its reply (%s)", exc.strerror)
+            return
+        data = memoryview(text.encode("utf-8"))
+        try:
+            with anyio.move_on_after(_REPLY_WAIT):
+                while data:
+                    try:
+                        data = data[os.write(fd, data) :]
+                    except BlockingIOError:
+                        await anyio.wait_writable(fd)  # a reply larger than the pipe's buffer
+                    except BrokenPipeError:
+                        return
+        finally:
+            anyio.notify_closing(fd)
+            os.close(fd)
 
 
 class FifoReader:
@@ -171,9 +224,9 @@ class FifoReader:
     so nothing it writes is missed, and `rest()` takes what is left once it exits.
     """
 
-    def __init__(self, path: Path) -> None:
-        self.name = path.name
-        self._fd: int | None = os.open(path, os.O_RDWR | os.O_NONBLOCK)
+    def __init__(self, fd: int, name: str) -> None:
+        self.name = name
+        self._fd: int | None = fd
         self._pending = b""
 
     async def lines(self) -> AsyncIterator[bytes]:
@@ -227,46 +280,3 @@ async def _reply_to(raw: bytes, origin: Origin, asker: Asker) -> Reply:
         logger.warning("shell tool: refused a question: %s", exc)
         return Reply("error", error="invalid_request", detail=str(exc))
     return await asker(question)
-
-
-def _read_private(path: Path) -> bytes:
-    """Read a request file, refusing links and anything that is not a plain file."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file")
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            return f.read()
-    finally:
-        os.close(fd)
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
-async def _write_to_fifo(path: Path, text: str) -> None:
-    """Hand the reply to the asker's FIFO; an asker that is gone (no reader, no FIFO) is not waited for."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
-    except OSError as exc:
-        logger.warning("shell tool: the asker left before its reply (%s)", exc.strerror)
-        return
-    data = memoryview(text.encode("utf-8"))
-    try:
-        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
-            logger.warning("shell tool: %s is not a FIFO; no reply written", path.name)
-            return
-        with anyio.move_on_after(_REPLY_WAIT):
-            while data:
-                try:
-                    data = data[os.write(fd, data) :]
-                except BlockingIOError:
-                    await anyio.wait_writable(fd)  # a reply larger than the pipe's buffer
-                except BrokenPipeError:
-                    return
-    finally:
-        anyio.notify_closing(fd)
-        os.close(fd)

@@ -2,9 +2,13 @@
 
 Both ways a script asks (mcp-bash's request file, and elicitkit's ask FIFO)
 carry the same JSON: `{"message", "mode": "form", "schema"}` or `{"message",
-"mode": "url", "url"}`, optionally `"timeout"` in seconds. Every question goes
-through `Elicitation.elicit` / `elicit_url`, so the answer is validated before
-the script sees it, and every route, hook, store and channel applies.
+"mode": "url", "url"}`, optionally `"timeout"` in seconds. The schema may also
+be a string holding the schema's JSON (the shell SDK sends a caller's schema
+so, and it is read as exactly one object). A request is strict JSON: a key
+given twice, or `NaN`, is refused, since readers disagree on what it means.
+Every question goes through `Elicitation.elicit` / `elicit_url`, so the answer
+is validated before the script sees it, and every route, hook, store and
+channel applies.
 
 The reply is mcp-bash's `{"action", "content"}`, where `action` is `accept`,
 `decline`, `cancel` or `error` (mcp-bash's own word for "no answer"), plus
@@ -84,10 +88,7 @@ def parse(raw: bytes, origin: Origin = "fifo") -> ShellQuestion:
     """Read a request as a script wrote it; `BadRequest` says what is wrong."""
     if len(raw) > MAX_REQUEST:
         raise BadRequest(f"the request is larger than {MAX_REQUEST} bytes")
-    try:
-        body = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise BadRequest(f"the request is not JSON: {exc}") from None
+    body = _strict_json(raw, "the request")
     if not isinstance(body, dict):
         raise BadRequest("the request must be a JSON object")
     message = body.get("message")
@@ -107,9 +108,32 @@ def parse(raw: bytes, origin: Origin = "fifo") -> ShellQuestion:
     if mode != "form":
         raise BadRequest(f'"mode" must be "form" or "url", not {mode!r}')
     schema = body.get("schema", body.get("requestedSchema"))
+    if isinstance(schema, str):
+        schema = _strict_json(schema, 'the "schema" text')
     if not isinstance(schema, dict):
         raise BadRequest('a form request needs a "schema" object')
     return ShellQuestion(message, "form", _spec_shapes(schema), "", timeout, origin)
+
+
+def _strict_json(raw: bytes | str, what: str) -> Any:
+    """JSON as every reader reads it alike: no key twice in an object, no NaN or Infinity."""
+    try:
+        return json.loads(raw, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BadRequest(f"{what} is not JSON: {exc}") from None
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    body = dict(pairs)
+    if len(body) != len(pairs):
+        keys = [key for key, _ in pairs]
+        twice = next(key for key in keys if keys.count(key) > 1)
+        raise BadRequest(f"the request gives {twice!r} twice")
+    return body
+
+
+def _no_constant(name: str) -> Any:
+    raise BadRequest(f"{name} is not a JSON number")
 
 
 def _spec_shapes(schema: dict[str, Any]) -> dict[str, Any]:

@@ -39,6 +39,7 @@ from pydantic import ValidationError
 from elicitkit._timeouts import SERVER_DEFAULT, Timeout
 from elicitkit.shell._channel import CallFolder
 from elicitkit.shell._folder import ShellTool
+from elicitkit.shell._handoff import MOVED as SECRETS
 from elicitkit.shell._questions import Reply, ShellQuestion, ask
 from elicitkit.shell._streams import Notifications
 
@@ -52,8 +53,6 @@ logger = logging.getLogger("elicitkit.shell")
 SDK_DIR = Path(__file__).resolve().parent / "sdk"
 # What a tool sees of the server's environment unless the server inherits it whole (mcp-bash's "minimal").
 _MINIMAL_ENV = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TERM")
-# Never handed to a tool, whatever the server inherits: they open everything elicitkit stored.
-_SECRETS = ("ELICITKIT_SECRET", "MCP_ELICITATION_SECRET")
 
 
 @dataclass(frozen=True)
@@ -147,7 +146,9 @@ def _environment(
     folder: CallFolder,
 ) -> dict[str, str]:
     base = dict(os.environ) if options.inherit_env else {k: os.environ[k] for k in _MINIMAL_ENV if k in os.environ}
-    env = {k: v for k, v in base.items() if k not in _SECRETS} | dict(options.env or {})
+    # elicitkit's secrets (and where the file holding them is) are never handed to a tool, whatever the
+    # server inherits: they open everything elicitkit stored.
+    env = {k: v for k, v in base.items() if k not in SECRETS} | dict(options.env or {})
     env["PATH"] = _with_own_bin(env.get("PATH", os.defpath))
     jq = shutil.which("jq") or shutil.which("gojq")
     meta = _wire_meta(ctx)
@@ -201,7 +202,7 @@ def _wire_meta(ctx: Context[Any, Any]) -> dict[str, Any]:
 def _result(
     tool: ShellTool, code: int | None, stdout: _Capture, stderr: _Capture, folder: CallFolder
 ) -> CallToolResult:
-    failure = _tool_error(folder.error_file)
+    failure = _tool_error(folder.tool_error())
     if failure is not None:
         raise failure
     if stdout.overflowed:
@@ -233,11 +234,13 @@ def _error(message: str, stderr: str, *, exit_code: int | None) -> CallToolResul
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True, _meta=meta or None)
 
 
-def _tool_error(path: Path) -> MCPError | None:
+def _tool_error(written: bytes | None) -> MCPError | None:
     """`mcp_fail CODE MESSAGE [DATA]`: mcp-bash answers the call with that JSON-RPC error."""
+    if written is None:
+        return None
     try:
-        body = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        body = json.loads(written)
+    except (UnicodeDecodeError, json.JSONDecodeError):
         return None
     code = body.get("code") if isinstance(body, dict) else None
     message = body.get("message") if isinstance(body, dict) else None
@@ -249,7 +252,7 @@ def _tool_error(path: Path) -> MCPError | None:
 async def _end_group(process: Process, grace: float, folder: CallFolder) -> None:
     """Terminate the script's whole process group: SIGTERM, then SIGKILL after `grace` seconds."""
     if process.returncode is None:
-        folder.cancel_file.touch()  # mcp_is_cancelled, for scripts that check between steps
+        folder.mark_cancelled()  # mcp_is_cancelled, for scripts that check between steps
         _signal_group(process.pid, signal.SIGTERM)
         with anyio.move_on_after(grace):
             await process.wait()

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import socket
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import anyio
 from mcp.server.mcpserver import MCPServer
 
+from elicitkit._crypto import secret_ring
 from elicitkit._elicitation import Elicitation
 from elicitkit._timeouts import SERVER_DEFAULT, Timeout
 from elicitkit.shell import add_shell_tools
+from elicitkit.stores import durable_store
 
 __all__ = ["serve"]
 
@@ -28,13 +31,21 @@ def serve(
     inherit_env: bool,
     fallback: str,
     public_url: str | None,
+    environ: Mapping[str, str] | None = None,
 ) -> None:
-    """Serve `folder`'s tools until interrupted; `http` is `HOST:PORT` (port 0 picks a free one)."""
+    """Serve `folder`'s tools until interrupted; `http` is `HOST:PORT` (port 0 picks a free one).
+
+    `environ` is where the secret is read from (`None`: `os.environ`): the
+    environment `elicitkit serve` was started with, its secrets included,
+    which its own no longer holds.
+    """
+    ring = secret_ring(None, store=durable_store(store), plaintext_store=plaintext_store, environ=environ)
     server = MCPServer(name or Path(folder).resolve().name or "shell-tools")
     hitl = Elicitation(
         server,
         store=store,
-        plaintext_store=plaintext_store,
+        secret=ring or None,
+        plaintext_store=plaintext_store and not ring,  # a secret given still seals, as with Elicitation's
         fallback=fallback,  # type: ignore[arg-type]
         public_url=public_url,
     )

@@ -18,8 +18,9 @@ MCP_TOOL_CANCELLATION_FILE="${MCP_CANCEL_FILE:-}"
 
 # --- JSON ------------------------------------------------------------------------------------------------
 
-mcp_json_escape() {
-	# A JSON string literal (quoted) for $1.
+__ek_quote() {
+	# __ek_quote VALUE: the JSON string literal (quoted) for VALUE, in __ek_q. Every text that enters JSON
+	# here goes through it; it sets a variable rather than printing so that helpers need no subshell.
 	local s="${1-}" out="" c i
 	s="${s//\\/\\\\}"
 	s="${s//\"/\\\"}"
@@ -36,7 +37,13 @@ mcp_json_escape() {
 		done
 		s="${out}"
 	fi
-	printf '"%s"' "${s}"
+	__ek_q="\"${s}\""
+}
+
+mcp_json_escape() {
+	# A JSON string literal (quoted) for $1.
+	__ek_quote "${1-}"
+	printf '%s' "${__ek_q}"
 }
 
 mcp_json_obj() {
@@ -47,7 +54,10 @@ mcp_json_obj() {
 	fi
 	local out="{" sep=""
 	while (($#)); do
-		out+="${sep}$(mcp_json_escape "$1"):$(mcp_json_escape "$2")"
+		__ek_quote "$1"
+		out+="${sep}${__ek_q}:"
+		__ek_quote "$2"
+		out+="${__ek_q}"
 		sep=","
 		shift 2
 	done
@@ -57,7 +67,8 @@ mcp_json_obj() {
 mcp_json_arr() {
 	local out="[" sep="" v
 	for v in "$@"; do
-		out+="${sep}$(mcp_json_escape "${v}")"
+		__ek_quote "${v}"
+		out+="${sep}${__ek_q}"
 		sep=","
 	done
 	printf '%s]' "${out}"
@@ -218,19 +229,22 @@ mcp_debug() { [ -z "${MCPBASH_DEBUG_LOG:-}" ] || printf '[%s] %s\n' "$(date +%H:
 
 __ek_reply_code() {
 	# elicitkit's exit code for a reply: 0 accept, 1 decline, 2 cancel, 3 timeout, 4 not supported, 5 error.
+	# Read from the reply's start, where the server writes "action" (and "error" after a null content), so
+	# a person's answer in "content" (a field named "error" holding "timeout") is never taken for it.
 	case "$1" in
-	*'"error":"timeout"'*) return 3 ;;
-	*'"error":"not_supported"'*) return 4 ;;
-	*'"action":"accept"'*) return 0 ;;
-	*'"action":"decline"'*) return 1 ;;
-	*'"action":"cancel"'*) return 2 ;;
+	'{"action":"accept",'*) return 0 ;;
+	'{"action":"decline","content":null,"error":"not_supported"'*) return 4 ;;
+	'{"action":"decline",'*) return 1 ;;
+	'{"action":"cancel",'*) return 2 ;;
+	'{"action":"error","content":null,"error":"timeout"'*) return 3 ;;
 	*) return 5 ;;
 	esac
 }
 
 ek_ask_json() {
 	# ek_ask_json REQUEST_JSON: ask, print the reply, return elicitkit's code. No polling: the reply
-	# comes on a FIFO of this question's own.
+	# comes on a FIFO of this question's own. REQUEST_JSON is sent as it is: build it with jq, or use
+	# the helpers below, which encode every value.
 	if [ "${MCP_ELICIT_SUPPORTED:-0}" != "1" ]; then
 		printf '{"action":"decline","content":null,"error":"not_supported"}\n'
 		return 4
@@ -254,6 +268,65 @@ ek_ask_json() {
 __ek_mcp_code() {
 	# mcp-bash's codes: 0 when the person answered, 1 when nobody did.
 	case "$1" in 0 | 1 | 2) return 0 ;; *) return 1 ;; esac
+}
+
+# --- building a question: every value is encoded, none is spliced -----------------------------------------
+
+__ek_refuse() {
+	# __ek_refuse MESSAGE: a question the SDK will not send. The reply says why (invalid_request), code 5.
+	__ek_quote "$1"
+	printf '{"action":"error","content":null,"error":"invalid_request","message":%s}\n' "${__ek_q}"
+	return 5
+}
+
+__ek_value() {
+	# __ek_value KIND OPTION VALUE: VALUE as JSON, in __ek_q. The one way a value enters a request: text is
+	# quoted; a number (JSON's grammar), a count (0, 1, 2...) or a boolean (true, false) that is not one is
+	# refused, naming OPTION, and never sent.
+	local number='^-?(0|[1-9][[:digit:]]*)(\.[[:digit:]]+)?([eE][+-]?[[:digit:]]+)?$' count='^(0|[1-9][[:digit:]]*)$'
+	case "$1" in
+	text) __ek_quote "$3" && return 0 ;;
+	number) [[ "$3" =~ ${number} ]] && __ek_q="$3" && return 0 ;;
+	count) [[ "$3" =~ ${count} ]] && __ek_q="$3" && return 0 ;;
+	boolean) [[ "$3" == true || "$3" == false ]] && __ek_q="$3" && return 0 ;;
+	esac
+	local want="a number"
+	case "$1" in count) want="a whole number (0 or more)" ;; boolean) want="true or false" ;; esac
+	__ek_refuse "$2 must be ${want}, not '$3'"
+}
+
+__ek_put() {
+	# __ek_put KEY KIND OPTION VALUE: "KEY":VALUE added to the field being built (__ek_prop); an empty VALUE
+	# adds nothing. KEY is always the SDK's own word.
+	[ -n "$4" ] || return 0
+	__ek_value "$2" "$3" "$4" || return
+	__ek_prop+=",\"$1\":${__ek_q}"
+}
+
+__ek_field() {
+	# __ek_field TYPE: start the field (__ek_prop) with its type and what every field takes: title, description.
+	__ek_prop="\"type\":\"$1\""
+	__ek_put title text --title "${__ek_title}" && __ek_put description text --description "${__ek_desc}"
+}
+
+__ek_with_timeout() {
+	# __ek_with_timeout SECONDS OPTION: ',"timeout":SECONDS' in __ek_t, or nothing when SECONDS is empty.
+	__ek_t=""
+	[ -n "$1" ] || return 0
+	__ek_value number "$2" "$1" || return
+	__ek_t=",\"timeout\":${__ek_q}"
+}
+
+__ek_ask() {
+	# __ek_ask FIELD MESSAGE: ask for the one field built in __ek_prop, required unless it has a default.
+	local field message required=""
+	__ek_with_timeout "${__ek_timeout}" --timeout || return
+	__ek_quote "$1"
+	field="${__ek_q}"
+	__ek_quote "$2"
+	message="${__ek_q}"
+	[ -n "${__ek_default}" ] || required=",\"required\":[${field}]"
+	ek_ask_json "{\"message\":${message},\"mode\":\"form\",\"schema\":{\"type\":\"object\",\"properties\":{${field}:{${__ek_prop}}}${required}}${__ek_t}}"
 }
 
 # Options every question helper takes before its message:
@@ -281,81 +354,61 @@ __ek_parse() {
 	done
 }
 
-__ek_common() {
-	# The property keywords every field shares: title, description.
-	local out=""
-	[ -n "${__ek_title}" ] && out+=",\"title\":$(mcp_json_escape "${__ek_title}")"
-	[ -n "${__ek_desc}" ] && out+=",\"description\":$(mcp_json_escape "${__ek_desc}")"
-	printf '%s' "${out}"
-}
-
-__ek_request() {
-	# __ek_request MESSAGE SCHEMA: the request JSON, with the timeout when one was given.
-	local timeout=""
-	[ -n "${__ek_timeout}" ] && timeout=",\"timeout\":${__ek_timeout}"
-	printf '{"message":%s,"mode":"form","schema":%s%s}' "$(mcp_json_escape "$1")" "$2" "${timeout}"
-}
-
-__ek_form() {
-	# __ek_form FIELD PROPERTY_JSON REQUIRED(0|1) MESSAGE
-	local required=""
-	(($3)) && required=",\"required\":[$(mcp_json_escape "$1")]"
-	__ek_request "$4" "{\"type\":\"object\",\"properties\":{$(mcp_json_escape "$1"):$2}${required}}"
-}
-
 __ek_options() {
-	# __ek_options titled(0|1) OPTION...: "enum":[...] for plain options, or [{"const","title"},...] for value:Title.
-	local titled="$1" sep="" out="" opt value title
+	# __ek_options TITLED(0|1) OPTION...: in __ek_opts, the options as JSON: strings, or for value:Title
+	# {"const","title"} objects (the title is the value when there is no colon).
+	local titled="$1" sep="" opt
+	__ek_opts=""
 	shift
 	for opt in "$@"; do
 		if ((titled)); then
-			value="${opt%%:*}" title="${opt#*:}"
-			[ "${value}" = "${opt}" ] && title="${value}"
-			out+="${sep}{\"const\":$(mcp_json_escape "${value}"),\"title\":$(mcp_json_escape "${title}")}"
+			__ek_quote "${opt%%:*}"
+			__ek_opts+="${sep}{\"const\":${__ek_q},\"title\":"
+			__ek_quote "${opt#*:}"
+			__ek_opts+="${__ek_q}}"
 		else
-			out+="${sep}$(mcp_json_escape "${opt}")"
+			__ek_quote "${opt}"
+			__ek_opts+="${sep}${__ek_q}"
 		fi
 		sep=","
 	done
-	printf '%s' "${out}"
 }
 
 mcp_elicit() {
 	# mcp_elicit MESSAGE SCHEMA_JSON [TIMEOUT] [MODE]: mcp-bash's core call (MODE url takes the URL as SCHEMA).
-	local timeout="${3:-}" request
-	[ -n "${timeout}" ] && timeout=",\"timeout\":${timeout}"
+	# The schema travels as text, which the server reads as exactly one JSON object: whatever SCHEMA_JSON
+	# holds, it cannot reach outside the schema.
+	local message code=0
+	__ek_with_timeout "${3:-}" TIMEOUT || return 1
+	__ek_quote "${1-}"
+	message="${__ek_q}"
+	__ek_quote "${2-}"
 	if [ "${4:-form}" = "url" ]; then
-		request="{\"message\":$(mcp_json_escape "$1"),\"mode\":\"url\",\"url\":$(mcp_json_escape "$2")${timeout}}"
+		ek_ask_json "{\"message\":${message},\"mode\":\"url\",\"url\":${__ek_q}${__ek_t}}" || code=$?
 	else
-		request="{\"message\":$(mcp_json_escape "$1"),\"mode\":\"form\",\"schema\":$2${timeout}}"
+		ek_ask_json "{\"message\":${message},\"mode\":\"form\",\"schema\":${__ek_q}${__ek_t}}" || code=$?
 	fi
-	local code=0
-	ek_ask_json "${request}" || code=$?
 	__ek_mcp_code "${code}"
 }
 
 mcp_elicit_url() {
 	# mcp_elicit_url MESSAGE URL [TIMEOUT]: the reply carries the link's "elicitationId".
-	mcp_elicit "$1" "$2" "${3:-}" url
+	mcp_elicit "${1-}" "${2-}" "${3:-}" url
 }
 
 ek_confirm() {
 	__ek_parse "$@"
 	shift "${__ek_shift}"
-	local prop="{\"type\":\"boolean\"$(__ek_common)"
-	[ -n "${__ek_default}" ] && prop+=",\"default\":${__ek_default}"
-	ek_ask_json "$(__ek_form "${__ek_field:-confirmed}" "${prop}}" "$([ -n "${__ek_default}" ] && echo 0 || echo 1)" "$1")"
+	__ek_field boolean && __ek_put default boolean --default "${__ek_default}" || return
+	__ek_ask "${__ek_field:-confirmed}" "${1-}"
 }
 
 ek_string() {
 	__ek_parse "$@"
 	shift "${__ek_shift}"
-	local field="${__ek_field:-${2:-value}}" prop="{\"type\":\"string\"$(__ek_common)"
-	[ -n "${__ek_min}" ] && prop+=",\"minLength\":${__ek_min}"
-	[ -n "${__ek_max}" ] && prop+=",\"maxLength\":${__ek_max}"
-	[ -n "${__ek_format}" ] && prop+=",\"format\":$(mcp_json_escape "${__ek_format}")"
-	[ -n "${__ek_default}" ] && prop+=",\"default\":$(mcp_json_escape "${__ek_default}")"
-	ek_ask_json "$(__ek_form "${field}" "${prop}}" "$([ -n "${__ek_default}" ] && echo 0 || echo 1)" "$1")"
+	__ek_field string && __ek_put minLength count --min "${__ek_min}" && __ek_put maxLength count --max "${__ek_max}" &&
+		__ek_put format text --format "${__ek_format}" && __ek_put default text --default "${__ek_default}" || return
+	__ek_ask "${__ek_field:-${2:-value}}" "${1-}"
 }
 
 ek_number() {
@@ -364,48 +417,54 @@ ek_number() {
 	if [ "${1:-}" = "--integer" ]; then kind=integer && shift; fi
 	__ek_parse "$@"
 	shift "${__ek_shift}"
-	local field="${__ek_field:-${2:-value}}" prop="{\"type\":\"${kind}\"$(__ek_common)"
-	[ -n "${__ek_min}" ] && prop+=",\"minimum\":${__ek_min}"
-	[ -n "${__ek_max}" ] && prop+=",\"maximum\":${__ek_max}"
-	[ -n "${__ek_default}" ] && prop+=",\"default\":${__ek_default}"
-	ek_ask_json "$(__ek_form "${field}" "${prop}}" "$([ -n "${__ek_default}" ] && echo 0 || echo 1)" "$1")"
+	__ek_field "${kind}" && __ek_put minimum number --min "${__ek_min}" && __ek_put maximum number --max "${__ek_max}" &&
+		__ek_put default number --default "${__ek_default}" || return
+	__ek_ask "${__ek_field:-${2:-value}}" "${1-}"
 }
 
 __ek_choice() {
 	# __ek_choice TITLED(0|1) [options] MESSAGE OPTION...
-	local titled="$1" prop
+	local titled="$1" message
 	shift
 	__ek_parse "$@"
 	shift "${__ek_shift}"
-	local message="$1"
+	message="${1-}"
 	shift
-	if ((titled)); then
-		prop="{\"type\":\"string\",\"oneOf\":[$(__ek_options 1 "$@")]$(__ek_common)"
-	else
-		prop="{\"type\":\"string\",\"enum\":[$(__ek_options 0 "$@")]$(__ek_common)"
-	fi
-	[ -n "${__ek_default}" ] && prop+=",\"default\":$(mcp_json_escape "${__ek_default}")"
-	ek_ask_json "$(__ek_form "${__ek_field:-choice}" "${prop}}" "$([ -n "${__ek_default}" ] && echo 0 || echo 1)" "${message}")"
+	__ek_field string || return
+	__ek_options "${titled}" "$@"
+	if ((titled)); then __ek_prop+=",\"oneOf\":[${__ek_opts}]"; else __ek_prop+=",\"enum\":[${__ek_opts}]"; fi
+	__ek_put default text --default "${__ek_default}" || return
+	__ek_ask "${__ek_field:-choice}" "${message}"
 }
 
 __ek_choices() {
 	# __ek_choices TITLED(0|1) [options] MESSAGE OPTION...; --default takes a comma-separated list.
-	local titled="$1" prop items
+	local titled="$1" message rest defaults="" sep=""
 	shift
 	__ek_parse "$@"
 	shift "${__ek_shift}"
-	local message="$1"
+	message="${1-}"
 	shift
-	if ((titled)); then items="{\"anyOf\":[$(__ek_options 1 "$@")]}"; else items="{\"type\":\"string\",\"enum\":[$(__ek_options 0 "$@")]}"; fi
-	prop="{\"type\":\"array\",\"items\":${items}$(__ek_common)"
-	[ -n "${__ek_min}" ] && prop+=",\"minItems\":${__ek_min}"
-	[ -n "${__ek_max}" ] && prop+=",\"maxItems\":${__ek_max}"
-	if [ -n "${__ek_default}" ]; then
-		local defaults=() IFS=,
-		read -r -a defaults <<<"${__ek_default}"
-		prop+=",\"default\":$(mcp_json_arr "${defaults[@]}")"
+	__ek_field array || return
+	__ek_options "${titled}" "$@"
+	if ((titled)); then
+		__ek_prop+=",\"items\":{\"anyOf\":[${__ek_opts}]}"
+	else
+		__ek_prop+=",\"items\":{\"type\":\"string\",\"enum\":[${__ek_opts}]}"
 	fi
-	ek_ask_json "$(__ek_form "${__ek_field:-choices}" "${prop}}" "$([ -n "${__ek_default}" ] && echo 0 || echo 1)" "${message}")"
+	__ek_put minItems count --min "${__ek_min}" && __ek_put maxItems count --max "${__ek_max}" || return
+	if [ -n "${__ek_default}" ]; then
+		# Split on commas as `IFS=, read -a` would (a final empty value is dropped), newlines kept.
+		rest="${__ek_default}"
+		while [ -n "${rest}" ]; do
+			__ek_quote "${rest%%,*}"
+			defaults+="${sep}${__ek_q}"
+			sep=","
+			if [[ "${rest}" == *,* ]]; then rest="${rest#*,}"; else rest=""; fi
+		done
+		__ek_prop+=",\"default\":[${defaults}]"
+	fi
+	__ek_ask "${__ek_field:-choices}" "${message}"
 }
 
 ek_choice() { __ek_choice 0 "$@"; }
@@ -415,11 +474,14 @@ ek_titled_multi_choice() { __ek_choices 1 "$@"; }
 
 ek_url() {
 	# ek_url [--timeout S] MESSAGE URL
+	local message
 	__ek_parse "$@"
 	shift "${__ek_shift}"
-	local timeout=""
-	[ -n "${__ek_timeout}" ] && timeout=",\"timeout\":${__ek_timeout}"
-	ek_ask_json "{\"message\":$(mcp_json_escape "$1"),\"mode\":\"url\",\"url\":$(mcp_json_escape "$2")${timeout}}"
+	__ek_with_timeout "${__ek_timeout}" --timeout || return
+	__ek_quote "${1-}"
+	message="${__ek_q}"
+	__ek_quote "${2-}"
+	ek_ask_json "{\"message\":${message},\"mode\":\"url\",\"url\":${__ek_q}${__ek_t}}"
 }
 
 # mcp-bash's names: the same content keys (confirmed, value, choice, choices) and return codes, plus the
