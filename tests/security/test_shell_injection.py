@@ -106,3 +106,35 @@ def test_a_tool_folder_naming_itself_with_a_path_or_shell_syntax_is_refused_befo
     assert cli.returncode == 2, cli.stderr
     assert f"the tool name {name!r} must be 1-128 letters" in cli.stderr
     assert pwned(tmp_path) == []
+
+
+COUNT_TOOL = """#!/usr/bin/env bash
+set -euo pipefail
+source "${MCP_SDK}/tool-sdk.sh"
+count="$(mcp_args_int '.count' --min "$(mcp_args_get '.min')" --max 20)"
+mcp_result_success "$(mcp_json_obj count "${count}")"
+"""
+
+
+async def test_mcp_args_int_never_evaluates_a_value_or_a_bound_as_arithmetic(mode: str, tmp_path: Path) -> None:
+    # Bash arithmetic runs a $(...) it is given and reads 08 as a bad octal number: mcp_args_int checks
+    # every operand is an integer first and compares in base 10. A bound that is not one is the tool's fault.
+    root = tmp_path / "project"
+    schema = {"type": "object", "properties": {"count": {"type": "string"}, "min": {"type": "string"}}}
+    write_tool(root / "tools" / "count", {"name": "count", "inputSchema": schema})
+    (root / "tools" / "count" / "tool.sh").write_text(COUNT_TOOL)
+    evil = "$(touch pwned-20)"
+    with anyio.fail_after(30):
+        async with Client(serve(root), mode=mode) as client:
+            counted = await client.call_tool("count", {"count": "09", "min": "08"})
+            assert counted.structured_content == {"success": True, "result": {"count": "09"}}
+            for arguments, message in (
+                ({"count": "07", "min": "08"}, ".count must be >= 08"),
+                ({"count": evil, "min": "1"}, ".count must be an integer"),
+                ({"count": "5", "min": evil}, "mcp_args_int: --min must be an integer"),
+                ({"count": "5", "min": "a[$(touch pwned-21)]"}, "mcp_args_int: --min must be an integer"),
+            ):
+                with pytest.raises(MCPError) as raised:
+                    await client.call_tool("count", arguments)
+                assert raised.value.error.message == message
+    assert pwned(root.parent) == []

@@ -135,10 +135,23 @@ mcp_args_int() {
 		((has_default)) || mcp_fail_invalid_args "${pointer} is required"
 		value="${default}"
 	fi
-	[[ "${value}" =~ ^-?[0-9]+$ ]] || mcp_fail_invalid_args "${pointer} must be an integer"
-	if [ -n "${min}" ] && ((value < min)); then mcp_fail_invalid_args "${pointer} must be >= ${min}"; fi
-	if [ -n "${max}" ] && ((value > max)); then mcp_fail_invalid_args "${pointer} must be <= ${max}"; fi
+	[[ "${value}" =~ ^-?[0-9]{1,18}$ ]] || mcp_fail_invalid_args "${pointer} must be an integer"
+	# Bounds are the script's: one that is not an integer is the tool's fault, never evaluated as arithmetic
+	# (where a $(...) in it would run). Every operand is read in base 10, so 08 is 8, not a bad octal number.
+	[[ -z "${min}" || "${min}" =~ ^-?[0-9]{1,18}$ ]] || mcp_fail -32603 "mcp_args_int: --min must be an integer"
+	[[ -z "${max}" || "${max}" =~ ^-?[0-9]{1,18}$ ]] || mcp_fail -32603 "mcp_args_int: --max must be an integer"
+	if [ -n "${min}" ] && (($(__ek_base10 "${value}") < $(__ek_base10 "${min}"))); then
+		mcp_fail_invalid_args "${pointer} must be >= ${min}"
+	fi
+	if [ -n "${max}" ] && (($(__ek_base10 "${value}") > $(__ek_base10 "${max}"))); then
+		mcp_fail_invalid_args "${pointer} must be <= ${max}"
+	fi
 	printf '%s' "${value}"
+}
+
+__ek_base10() {
+	# An integer's text (checked by the caller) as bash arithmetic reads it in base 10: -08 is -10#08.
+	if [[ "$1" == -* ]]; then printf -- '-10#%s' "${1#-}"; else printf '10#%s' "$1"; fi
 }
 
 # --- results ---------------------------------------------------------------------------------------------
