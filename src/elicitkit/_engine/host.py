@@ -326,15 +326,37 @@ class RunHost:
         nonce = run.expect_retry(self.policy.run_expiry)
         return InputRequiredResult(request_state=encode_state(run.id, nonce))
 
-    async def drop_stale(self) -> None:
-        """Stop the copies of runs that another node took over while this one was counted gone; their records
-        are that node's now."""
+    async def recheck(self) -> None:
+        """Look each run this node holds up in the store, after the node was counted gone or the store forgot it.
+
+        A run another node took over meanwhile is that node's: this copy stops and leaves the records to it. A run
+        the store no longer knows (it restarted without its data) is recorded again, with the questions its client
+        or the model answers, so that its next request may land on any node and still reach it here.
+        """
+        lost = 0
         for run in [run for run in self.registry.runs.values() if run.hosted and run.stored]:
             owner = await self.records.owner_of(run.id)
-            if owner is not None and owner != self.policy.node and self.registry.runs.get(run.id) is run:
+            if self.registry.runs.get(run.id) is not run:
+                continue  # it ended meanwhile
+            if owner is None and run.final is None and not run.ending:
+                await self._record_again(run)
+                lost += 1
+            elif owner is not None and owner != self.policy.node:
                 logger.warning("Run %s belongs to node %s now; this node drops its stale copy", run.id, owner)
                 run.taken_over()
                 self.registry.release(run)
+        if lost:
+            logger.warning("Node %s recorded %d lost run(s) again", self.policy.node, lost)
+
+    async def _record_again(self, run: Run) -> None:
+        """Write a live run's lost records again: its own, for as long as this node last wrote it to last, and its
+        open questions' (what `MrtrRoute` stores; a channel's question records what only its channel knows)."""
+        await self.records.keep_run(run, max(run.stored_until - time.time(), self.policy.run_expiry * 1.5))
+        for question in list(run.pending.values()):
+            if question.route in ("mrtr", "llm"):
+                await self.records.save_pending(run, question, self.policy.wall_expiry(question))
+        if run.final is not None or self.registry.runs.get(run.id) is not run:
+            await self._forget(run)  # it ended while it was written: its end may have deleted its records first
 
     async def store_run(self, run: Run) -> None:
         """Write (or renew) the run's record, so that it outlives the run's wait for its next request; a store
