@@ -7,6 +7,9 @@ once: B passes it to A, the run's owner now, which completes the run; B's copy
 is dropped (it holds no run and no question). With a `step` after the question
 (`provision`) and without one (`review`, whose step comes first), the step ran
 once.
+
+The last test is the in-process regression for a copy thawed after half its run's expiry (when the run's
+record is due for renewal): renewing it would write the record as its own and take the run back.
 """
 
 from __future__ import annotations
@@ -17,12 +20,19 @@ from pathlib import Path
 
 import anyio
 import pytest
+from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, InputRequiredResult
 
+from elicitkit import Elicitation
+from elicitkit._core.kinds import Hosting, new_id
+from elicitkit._engine.host import NotHeld
+from elicitkit._engine.run import Run
+from elicitkit.stores.redis import RedisBroker, RedisStore
 from tests.chaos.conftest import open_gate, pair
-from tests.chaos.nodes import effects_of, running
+from tests.chaos.nodes import SECRET, effects_of, running
 from tests.redis_server import RedisServer
 from tests.scenes import Rounds, by_hand, text_of
+from tests.stores.conftest import unique_prefix
 
 pytestmark = pytest.mark.anyio
 
@@ -85,3 +95,30 @@ async def test_a_frozen_node_thawed_after_a_takeover_passes_the_next_answer_to_t
         a.assert_alive_and_clean()
         b.assert_alive_and_clean()
     assert effects_of(effects) == [tool.effect]
+
+
+async def test_a_stale_copy_renewing_its_runs_record_leaves_the_run_to_the_node_that_took_it_over(
+    redis_server: RedisServer,
+) -> None:
+    prefix = unique_prefix()
+    store = RedisStore(redis_server.url, prefix=prefix)
+    hitl = Elicitation(
+        MCPServer("stale"),
+        store=store,
+        broker=RedisBroker(redis_server.url, prefix=prefix),
+        secret=SECRET,
+        node_id="node-b",
+    )
+    engine = hitl._engine
+    run = Run(new_id(), "provision", None, mrtr=True, hosting=Hosting.HOSTED)
+    engine.registry.runs[run.id] = run
+    try:
+        await engine.records.keep_run(run, 5.0)  # written long enough ago that its renewal is due
+        assert await store.claim_run(run.id, "node-b", "node-a")  # node-a took it over while node-b was frozen
+        with pytest.raises(NotHeld):
+            await engine.runs.store_run(run)  # node-b thawed, about to hand out the copy's next round
+        assert await engine.records.owner_of(run.id) == "node-a"
+        assert run.stale
+        assert hitl.active_runs == 0
+    finally:
+        await hitl.aclose()
