@@ -30,7 +30,7 @@ WEB = Rounds("provision", {"name": "web"})
 When = Literal["while its step runs", "after the run moved on"]
 
 
-@pytest.fixture(params=["while its step runs", "after the run moved on"])
+@pytest.fixture(params=["while its step runs", "after the run moved on"], ids=["mid-step", "moved-on"])
 def when(request: pytest.FixtureRequest) -> When:
     """When the request comes again: while the step still waits, or once the body asks its next question."""
     return request.param  # type: ignore[no-any-return]

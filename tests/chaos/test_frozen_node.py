@@ -68,7 +68,7 @@ def question_of(result: CallToolResult | InputRequiredResult) -> str:
     return str(request.params.message)
 
 
-@pytest.mark.parametrize("tool", [PROVISION, REVIEW], ids=["a step after the question", "no step after it"])
+@pytest.mark.parametrize("tool", [PROVISION, REVIEW], ids=["step-after-the-question", "no-step-after-it"])
 async def test_a_frozen_node_thawed_after_a_takeover_passes_the_next_answer_to_the_owner_and_keeps_no_copy(
     redis: RedisServer, effects: Path, gates: Path, tool: Tool
 ) -> None:
