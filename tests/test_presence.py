@@ -175,3 +175,27 @@ async def test_a_forward_to_an_owner_that_dies_after_acknowledging_returns_withi
             with anyio.fail_after(1):
                 await done.wait()
         assert outcome == [None]
+
+
+async def test_a_node_whose_heartbeat_the_store_forgot_before_its_lease_ran_out_checks_its_runs(
+    redis_server: RedisServer,
+) -> None:
+    """A Redis restarted without its data forgot the node's heartbeat, and with it the records of the node's runs:
+    at its next renewal the node finds out, and checks them (recording again those the store lost)."""
+    async with nodes(redis_server) as (cluster, _, store):
+        rechecked = anyio.Event()
+
+        async def recheck() -> None:
+            rechecked.set()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(cluster.heartbeat, 3.0, recheck)
+            with anyio.fail_after(5):
+                while True:  # its first beat
+                    if await store.is_alive("watcher"):
+                        break
+                    await anyio.sleep(0.01)
+            assert await store._redis.delete(store._key("node", "watcher")) == 1
+            with anyio.fail_after(5):  # the next renewal comes a third of the lease later
+                await rechecked.wait()
+            tg.cancel_scope.cancel()

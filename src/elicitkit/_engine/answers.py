@@ -29,11 +29,10 @@ from elicitkit._engine import refusals
 from elicitkit._engine.arrival import Arrival, Taken
 from elicitkit._engine.cluster import Cluster, decode_outcome, encode_outcome
 from elicitkit._engine.door import Door, Live, Recorded
-from elicitkit._engine.host import RunHost
+from elicitkit._engine.host import NotHeld, RunHost
 from elicitkit._engine.policy import Policy
 from elicitkit._engine.records import QuestionRecord, Records
 from elicitkit._engine.registry import Registry
-from elicitkit._engine.run import Run
 from elicitkit._errors import InvalidElicitationContent
 from elicitkit._fallback import error_result, parse_send_args
 from elicitkit._schema import FormSchema
@@ -117,9 +116,12 @@ class Answers:
         if live is not None:
             try:
                 return await self._request_here(rctx, live, arrival)
-            except _NotHeld:
+            except NotHeld:
                 pass  # a stale copy of a run another node took over: the arrival goes there
-        return await self._request_elsewhere(rctx, call_next, arrival)
+        try:
+            return await self._request_elsewhere(rctx, call_next, arrival)
+        except NotHeld:
+            raise refusals.taking_over() from None  # taken over again while this node replayed it
 
     async def _request_here(
         self, rctx: ServerRequestContext[Any, Any] | None, live: Live, arrival: Arrival
@@ -133,8 +135,8 @@ class Answers:
         self.registry.unpark(run)  # not to hibernate while its answers are journaled
         taken = await self.door.take(live, arrival)
         if taken.refusal is not None:
-            if taken.refusal == "reused" and await self._stale(run):
-                raise _NotHeld
+            if taken.refusal == "reused" and self.policy.shared and await self.host.held_elsewhere(run):
+                raise NotHeld
             raise _refused(taken)
         if arrival.source == "model" and not taken.resent:
             told = self._told_model(taken, arrival)
@@ -159,11 +161,14 @@ class Answers:
             if held is not None:  # the question closed here already
                 if held.principal != principal or held.ending:
                     return self._not_open(arrival)
-                if asked.observable and arrival.answers[arrival.question_id].action == "accept":
-                    # Our page completed it before the model said the person went: hand over what came next.
-                    held.resume()
-                    return await self.host.await_outcome(held, rctx)
-                return await self._request_here(rctx, Live(held, {}), arrival)  # a resend, or too late
+                try:
+                    if asked.observable and arrival.answers[arrival.question_id].action == "accept":
+                        # Our page completed it before the model said the person went: hand over what came next.
+                        held.resume()
+                        return await self.host.await_outcome(held, rctx)
+                    return await self._request_here(rctx, Live(held, {}), arrival)  # a resend, or too late
+                except NotHeld:
+                    pass  # a stale copy of a run another node took over: the arrival goes there
         assert arrival.run_id is not None
         run_id = arrival.run_id
         found = await self.records.load_run(run_id, principal)
@@ -278,7 +283,7 @@ class Answers:
         if arrival.source in ("retry", "model"):
             try:
                 return encode_outcome(await self._request_here(None, live, arrival))
-            except _NotHeld:
+            except NotHeld:
                 return None  # the sender finds the node that owns the run now
             except Exception as exc:
                 return encode_outcome(error=exc)
@@ -309,19 +314,6 @@ class Answers:
         if arrival.source == "model" and not forwarded and caller[1] != arrival.session:
             return Live(run, {})  # the model answers on the session it was asked on
         return Live(run, {arrival.question_id: question})
-
-    async def _stale(self, run: Run) -> bool:
-        """Whether `run` here is a stale copy: another node took it over while this one was frozen or cut off.
-        Then this copy stops and leaves the records to the owner (asked only when an arrival does not fit it)."""
-        if not self.policy.shared:
-            return False
-        owner = await self.records.owner_of(run.id)
-        if owner is None or owner == self.policy.node:
-            return False
-        logger.warning("Run %s belongs to node %s now; this node drops its stale copy", run.id, owner)
-        run.taken_over()
-        self.registry.release(run)
-        return True
 
     async def _take_recorded(self, arrival: Arrival, records: Mapping[str, QuestionRecord] | None = None) -> Taken:
         """Take the answers from their questions' records, for a run no live node holds."""
@@ -366,10 +358,6 @@ class Answers:
         return error_result(
             f"{tool}: {problems} The question is still open: ask the user again and call {tool} with corrected content."
         )
-
-
-class _NotHeld(Exception):
-    """The run an arrival was for turned out to be held by another node (this node's copy was stale)."""
 
 
 def _refused(taken: Taken) -> Exception:

@@ -191,23 +191,40 @@ class Cluster:
             await anyio.sleep(_PROBE_EVERY)
         return True
 
-    async def heartbeat(self, lease: float, lapsed: Callable[[], Awaitable[None]] | None = None) -> None:
+    async def heartbeat(self, lease: float, recheck: Callable[[], Awaitable[None]] | None = None) -> None:
         """Declare this node alive, renewing at a third of the lease, until cancelled; outages are waited out.
 
-        When a renewal comes after the last one's lease ran out (this process was frozen, or the store was out
-        of reach), other nodes may have taken runs over meanwhile: `lapsed` is awaited to find out.
+        `recheck` is awaited (and tried again at each renewal until it succeeds) when this node's records may no
+        longer be as it left them: a renewal came after the last one's lease ran out (this process was frozen,
+        or the store was out of reach), so other nodes may have taken runs over; or its heartbeat was gone
+        before its lease ran out, so the store lost its data (a Redis restarted without it).
         """
-        alive_until = math.inf
+        renewed_until: float | None = None  # when the lease of the last renewal runs out
+        recheck_due = False
         while True:
             try:
                 now = time.time()
+                # Read before the renewal: its own heartbeat gone before its time means the store lost its data.
+                forgotten = (
+                    renewed_until is not None and now < renewed_until and not await self.store.is_alive(self.node)
+                )
                 await self.store.heartbeat(self.node, now + lease)
-                if now > alive_until and lapsed is not None:
+                if renewed_until is not None and now > renewed_until:
                     logger.warning(
                         "Node %s was counted gone for a while (frozen, or cut off); checking its runs", self.node
                     )
-                    await lapsed()
-                alive_until = now + lease
+                    recheck_due = True
+                elif forgotten:
+                    logger.warning(
+                        "The store forgot node %s before its lease ran out (restarted without its data?); "
+                        "checking its runs",
+                        self.node,
+                    )
+                    recheck_due = True
+                renewed_until = now + lease
+                if recheck_due and recheck is not None:
+                    await recheck()
+                    recheck_due = False
             except Exception as exc:
                 logger.warning("Heartbeat of node %s failed (%s); retrying", self.node, type(exc).__name__)
             await anyio.sleep(lease / 3)

@@ -72,7 +72,7 @@ class Engine:
             async with anyio.create_task_group() as tg:
                 if self.policy.shared:
                     await tg.start(self.cluster.serve, self._principal_of, self._forwarded)
-                    tg.start_soon(self.cluster.heartbeat, self.policy.lease, self.runs.drop_stale)
+                    tg.start_soon(self.cluster.heartbeat, self.policy.lease, self.runs.recheck)
                 tg.start_soon(self._sweep)
                 try:
                     async with self.runs.hosting(lifespan_state, tg):

@@ -39,12 +39,17 @@ from elicitkit._engine.tasks import TaskBook, TaskRecord
 from elicitkit._errors import StoreUnavailable
 from elicitkit._fallback import render_pending
 
-__all__ = ["RunHost", "current_run"]
+__all__ = ["NotHeld", "RunHost", "current_run"]
 
 logger = logging.getLogger("elicitkit")
 
 current_run: ContextVar[Run | None] = ContextVar("elicitkit_run", default=None)
 """The run whose body is executing in this task (None outside tool calls elicitkit saw)."""
+
+
+class NotHeld(Exception):
+    """The run turned out to be another node's: this node's copy was stale (the node was frozen or cut off while
+    the other took the run over), and it has stopped."""
 
 
 class RunHost:
@@ -326,15 +331,52 @@ class RunHost:
         nonce = run.expect_retry(self.policy.run_expiry)
         return InputRequiredResult(request_state=encode_state(run.id, nonce))
 
-    async def drop_stale(self) -> None:
-        """Stop the copies of runs that another node took over while this one was counted gone; their records
-        are that node's now."""
+    async def recheck(self) -> None:
+        """Look each run this node holds up in the store, after the node was counted gone or the store forgot it.
+
+        A run another node took over meanwhile is that node's: this copy stops and leaves the records to it. A run
+        the store no longer knows (it restarted without its data) is recorded again, with the questions its client
+        or the model answers, so that its next request may land on any node and still reach it here.
+        """
+        lost = 0
         for run in [run for run in self.registry.runs.values() if run.hosted and run.stored]:
             owner = await self.records.owner_of(run.id)
-            if owner is not None and owner != self.policy.node and self.registry.runs.get(run.id) is run:
-                logger.warning("Run %s belongs to node %s now; this node drops its stale copy", run.id, owner)
-                run.taken_over()
-                self.registry.release(run)
+            if self.registry.runs.get(run.id) is not run:
+                continue  # it ended meanwhile
+            if owner is None and run.final is None and not run.ending:
+                await self._record_again(run)
+                lost += 1
+            elif owner is not None and owner != self.policy.node:
+                self._drop_stale(run, owner)
+        if lost:
+            logger.warning("Node %s recorded %d lost run(s) again", self.policy.node, lost)
+
+    async def held_elsewhere(self, run: Run) -> bool:
+        """Whether another node owns `run` now (it took the run over while this node was frozen or cut off); then
+        this copy stops, and leaves the records to that node."""
+        if run.stale:
+            return True
+        owner = await self.records.owner_of(run.id)
+        if owner is None or owner == self.policy.node:
+            return False
+        self._drop_stale(run, owner)
+        return True
+
+    def _drop_stale(self, run: Run, owner: str) -> None:
+        if not run.stale:  # found by one of several lookups at once: said once
+            logger.warning("Run %s belongs to node %s now; this node drops its stale copy", run.id, owner)
+            run.taken_over()
+        self.registry.release(run)
+
+    async def _record_again(self, run: Run) -> None:
+        """Write a live run's lost records again: its own, for as long as this node last wrote it to last, and its
+        open questions' (what `MrtrRoute` stores; a channel's question records what only its channel knows)."""
+        await self.records.keep_run(run, max(run.stored_until - time.time(), self.policy.run_expiry * 1.5))
+        for question in list(run.pending.values()):
+            if question.route in ("mrtr", "llm"):
+                await self.records.save_pending(run, question, self.policy.wall_expiry(question))
+        if run.final is not None or self.registry.runs.get(run.id) is not run:
+            await self._forget(run)  # it ended while it was written: its end may have deleted its records first
 
     async def store_run(self, run: Run) -> None:
         """Write (or renew) the run's record, so that it outlives the run's wait for its next request; a store
@@ -342,8 +384,13 @@ class RunHost:
 
         The record is written to last half as long again as that wait, so a run asking question after question
         renews it only every other expiry or so, not on every round.
+
+        Raises `NotHeld` when the record is due for renewal but another node owns the run now: writing it would
+        take the run back from that node.
         """
         expiry = self.policy.run_expiry
         if run.stored_until - time.time() > expiry:
             return
+        if run.stored and self.policy.shared and await self.held_elsewhere(run):
+            raise NotHeld
         await self.records.keep_run(run, expiry * 1.5)
