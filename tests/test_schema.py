@@ -521,3 +521,19 @@ def test_the_schema_cache_is_bounded() -> None:
     for i in range(schema_module._CACHE_SIZE + 50):
         compile_schema(create_model(f"Dyn{i}", x=(int, ...)))
     assert len(schema_module._cache) == schema_module._CACHE_SIZE
+
+
+@pytest.mark.parametrize(
+    "prop",
+    [
+        {"type": ["string", "null"]},
+        {"type": {}},
+        {"type": []},
+        {"type": "string", "format": []},
+        {"oneOf": None, "format": {}},
+    ],
+    ids=["type-list", "type-object", "type-empty-list", "format-list", "format-object"],
+)
+def test_a_raw_property_whose_type_or_format_is_not_a_string_is_refused_naming_it(prop: dict[str, object]) -> None:
+    with pytest.raises(SchemaError, match="Raw schema property 'f': (type|format) .* (is not allowed|is not one of)"):
+        compile_schema({"type": "object", "properties": {"f": prop}})

@@ -23,6 +23,7 @@ from pydantic import Field
 
 from elicitkit._errors import ElicitationError, ElicitationTimeout, SchemaError
 from elicitkit._results import Accepted, Declined, ElicitationResult
+from elicitkit._timeouts import check_message
 from elicitkit.channels.base import Via, web
 
 __all__ = ["DESCRIPTION", "install"]
@@ -76,6 +77,10 @@ def install(
         via = routes.get(ui_type)
         if via is None:
             return _error(f"uiType {ui_type!r} is not available on this server (available: {', '.join(offered)})")
+        try:
+            check_message(message)
+        except ValueError as exc:  # the agent's own input: refused as a tool error, like a bad schema
+            return _error(str(exc))
         try:
             result = await ask(ctx, message, schema, via=via, timeout=limit)
         except SchemaError as exc:

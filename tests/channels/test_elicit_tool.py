@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -131,3 +132,32 @@ def test_a_destination_on_a_channel_that_was_not_added_fails_at_install() -> Non
         hitl.install_elicit_tool({"discord": Via("discord", "123")})
     with pytest.raises(ValueError, match="needs somewhere to ask"):
         Elicitation(MCPServer("y")).install_elicit_tool()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "refusal"),
+    [
+        ({"message": "", "schema": SCHEMA}, "An elicitation needs a non-empty message"),
+        ({"message": " \n", "schema": SCHEMA}, "An elicitation needs a non-empty message"),
+        ({"message": "x" * 20_001, "schema": SCHEMA}, "at most 20,000 characters"),
+        (
+            {"message": "Who?", "schema": {"type": "object", "properties": {"who": {"type": ["string", "null"]}}}},
+            "The schema cannot be shown as a form: Raw schema property 'who': type ['string', 'null'] is not allowed",
+        ),
+        (
+            {"message": "Who?", "schema": {"type": "object", "properties": {"who": {"type": "string", "format": {}}}}},
+            "The schema cannot be shown as a form: Raw schema property 'who': format {} is not one of",
+        ),
+    ],
+    ids=["empty-message", "blank-message", "overlong-message", "type-list", "format-object"],
+)
+async def test_an_agents_bad_message_or_schema_is_a_clear_tool_error_and_logs_no_traceback(
+    mode: str, arguments: dict[str, Any], refusal: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    server, channel = desk_server()
+    async with Client(server, mode=mode) as client:
+        result = await client.call_tool("elicit", arguments)
+    assert result.is_error
+    assert refusal in text_of(result)
+    assert channel.posted == []
+    assert [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info] == []

@@ -135,7 +135,12 @@ def _property(name: str, prop: Any, label: Callable[[str], str]) -> dict[str, An
     kind = prop.get("type")
     if kind is None and "oneOf" in prop:
         kind = "string"
-    if kind not in _ALLOWED:
+    if not isinstance(kind, str) or kind not in _ALLOWED:
+        if isinstance(kind, list):
+            raise refuse(
+                f"type {kind!r} is not allowed: a form field has one type (string, number, integer, boolean or "
+                "a multi-select array); leave it out of 'required' to make it optional rather than adding null"
+            )
         raise refuse(f"type {kind!r} is not allowed (string, number, integer, boolean or a multi-select array)")
     unknown = set(prop) - _ALLOWED[kind]
     if unknown:
@@ -178,7 +183,7 @@ def _string(prop: Mapping[str, Any], out: dict[str, Any], refuse: Any) -> None:
     for key in ("minLength", "maxLength"):
         if key in prop and (isinstance(prop[key], bool) or not isinstance(prop[key], int) or prop[key] < 0):
             raise refuse(f"{key!r} must be a non-negative integer")
-    if "format" in prop and prop["format"] not in _FORMATS:
+    if "format" in prop and (not isinstance(prop["format"], str) or prop["format"] not in _FORMATS):
         raise refuse(f"format {prop['format']!r} is not one of {sorted(_FORMATS)}")
     if "enum" in prop and "oneOf" in prop:
         raise refuse("use either 'enum' or 'oneOf', not both")
