@@ -535,5 +535,5 @@ def test_the_schema_cache_is_bounded() -> None:
     ids=["type-list", "type-object", "type-empty-list", "format-list", "format-object"],
 )
 def test_a_raw_property_whose_type_or_format_is_not_a_string_is_refused_naming_it(prop: dict[str, object]) -> None:
-    with pytest.raises(SchemaError, match="Raw schema property 'f': (type|format) .* (is not allowed|is not one of)"):
+    with pytest.raises(SchemaError, match=r"Raw schema property 'f': (type|format) .* (is not allowed|is not one of)"):
         compile_schema({"type": "object", "properties": {"f": prop}})
