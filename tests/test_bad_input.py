@@ -13,9 +13,11 @@ import httpx
 import pytest
 from mcp import Client
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.shared.exceptions import MCPError
 
 from elicitkit import Accepted, Elicitation, InvalidElicitationContent
 from elicitkit.testing import serve_http
+from tests.channels.tasking import raw
 from tests.redis_server import RedisServer
 from tests.scenes import pending_id, send_answer, text_of
 
@@ -72,6 +74,39 @@ async def test_a_notification_named_like_a_task_request_is_dropped_quietly(
         for method in ("tasks/get", "tasks/result", "tasks/update", "tasks/cancel", "tasks/list"):
             await client.session._dispatcher.notify(method, {"taskId": "nope"})  # a buggy client's
         assert (await client.list_tools()).tools is not None  # still serving
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
+
+
+async def test_a_notification_named_tools_call_carrying_a_request_state_is_dropped_quietly(
+    mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    server = MCPServer("notified")
+    Elicitation(server)
+    async with Client(server, mode=mode) as client:
+        for state in ("ek1.", "ek1.run.nonce", "not sealed"):  # the SDK's requestState boundary cannot open these
+            params = {"name": "anything", "arguments": {}, "requestState": state}
+            await client.session._dispatcher.notify("tools/call", params)  # a buggy client's
+        assert (await client.list_tools()).tools is not None  # still serving
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
+
+
+async def test_a_2025_task_whose_call_params_are_refused_fails_with_invalid_params_without_a_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    server = MCPServer("tasked")
+    hitl = Elicitation(server)
+
+    @server.tool()
+    async def ask(ctx: Context) -> str:
+        return (await hitl.confirm(ctx, "OK?")).action
+
+    async with Client(server, mode="legacy") as client:
+        created = await raw(client, "tools/call", {"name": "ask", "arguments": ["not", "an", "object"], "task": {}})
+        task_id = created["task"]["taskId"]
+        with pytest.raises(MCPError) as refused:
+            await raw(client, "tasks/result", {"taskId": task_id})
+        assert refused.value.error.code == -32602  # what the call gets without a task: invalid params
+        assert (await raw(client, "tasks/get", {"taskId": task_id}))["status"] == "failed"
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
 
 

@@ -212,6 +212,7 @@ class Elicitation:
         self.via = via  # a default that names no added channel fails now, not at the first ask
         setattr(server, _ATTACHED, self)
         server.middleware.append(self._engine.middleware)
+        _mcp.drop_request_named_notifications(server)
         _mcp.wrap_lifespan(server, self._engine.host)
         _mcp.advertise_tasks(server)
         # Registered on the server itself, so server.run("streamable-http") and streamable_http_app() serve the pages.

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
-from mcp.server.context import ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
@@ -22,6 +22,7 @@ from mcp.server.request_state import (
     RequestStateSecurity,
     authenticated_principal,
 )
+from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types import (
     CallToolResult,
@@ -30,9 +31,11 @@ from mcp_types import (
     ElicitRequestFormParams,
     ElicitRequestURLParams,
     ElicitResult,
+    ErrorData,
     Implementation,
     ToolAnnotations,
 )
+from mcp_types.methods import INPUT_REQUIRED_METHODS
 from mcp_types.version import is_version_at_least
 
 __all__ = [
@@ -40,6 +43,8 @@ __all__ = [
     "add_raw_tool",
     "capabilities",
     "client_info",
+    "drop_request_named_notifications",
+    "error_data",
     "is_mrtr",
     "principal",
     "request_context",
@@ -93,6 +98,30 @@ def use_request_state_keys(server: MCPServer[Any], keys: list[bytes]) -> None:
             )
             middleware[i] = RequestStateBoundary(security, default_audience=server.name)
             return
+
+
+def drop_request_named_notifications(server: MCPServer[Any]) -> None:
+    """Drop, before anything else sees it, a notification named like a request that carries a `requestState`
+    (`tools/call`, ...).
+
+    The SDK's `RequestStateBoundary` opens the `requestState` of such a notification too, and one it cannot open
+    raises there, which the SDK logs with its traceback. A notification has no handler and expects no answer:
+    dropped first, it goes quietly, as the SDK drops every other notification it has no handler for.
+    """
+    server.middleware.insert(0, _drop_request_named_notification)
+
+
+async def _drop_request_named_notification(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    if ctx.request_id is None and ctx.method in INPUT_REQUIRED_METHODS:
+        return None
+    return await call_next(ctx)
+
+
+def error_data(exc: BaseException) -> ErrorData | None:
+    """The JSON-RPC error the SDK answers a request with when its handler raises `exc`: an `MCPError`'s own, or
+    invalid params for a pydantic `ValidationError` (the SDK refusing the request's params); None for anything
+    else, which the SDK answers as an internal error."""
+    return handler_exception_to_error_data(exc)
 
 
 def request_state_ttl(server: MCPServer[Any]) -> float | None:

@@ -13,8 +13,11 @@ PREFIX = "ek1."
 
 
 def encode_state(run_id: str, nonce: str) -> str:
-    if "." in run_id:
-        raise ValueError("a run id must not contain '.'")
+    """The state of a run's round; `decode_state` reads it back as `(run_id, nonce)`."""
+    if not run_id or "." in run_id:
+        raise ValueError("a run id must be non-empty and must not contain '.'")
+    if not nonce:
+        raise ValueError("a round nonce must be non-empty")
     return f"{PREFIX}{run_id}.{nonce}"
 
 

@@ -151,8 +151,8 @@ class TaskBook:
         if final.error is None:
             result = final.result
             record.update(status="completed", result=result if isinstance(result, dict) else _wire(result))
-        elif isinstance(final.error, MCPError):
-            error = final.error.error
+        elif (error := _mcp.error_data(final.error)) is not None:
+            # What the call would have been answered with had it not been a task (its params refused, say).
             record.update(status="failed", error={"code": error.code, "message": error.message})
         else:
             logger.warning("Task %s of tool %r failed", run.id, run.tool, exc_info=final.error)

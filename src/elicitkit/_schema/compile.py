@@ -31,6 +31,7 @@ import annotated_types as at
 from pydantic import AnyUrl, BaseModel, EmailStr, PydanticUserError, SecretStr, TypeAdapter
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
+from pydantic_core import SchemaError as CoreSchemaError
 from typing_extensions import is_typeddict
 
 from elicitkit._core.journal import canonical_schema
@@ -216,6 +217,9 @@ def _compile_type(tp: Any, secrets: bool = False) -> FormSchema:
         adapter: TypeAdapter[Any] = TypeAdapter(tp)
     except PydanticUserError as exc:
         raise SchemaError(f"Cannot ask with {name!r}: {exc.message}") from None
+    except CoreSchemaError as exc:
+        # A dataclass or TypedDict is only checked by pydantic here (a model, when its class is made): say why.
+        raise SchemaError(f"Cannot ask with {name!r}: pydantic cannot validate it: {exc}") from None
     return FormSchema(
         wire=wire, source=tp, adapter=adapter, nullable=tuple(nullable), secret_fields=tuple(secret_fields)
     )

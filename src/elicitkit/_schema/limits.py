@@ -41,9 +41,18 @@ def check_count(count: int, most: int, what: str, refuse: Refuse) -> None:
 
 
 def check_text(value: Any, what: str, most: int, refuse: Refuse) -> None:
-    """Refuse a string `value` longer than `most` characters (anything else is for the caller to check)."""
-    if isinstance(value, str) and len(value) > most:
+    """Refuse a string `value` longer than `most` characters, or one that is no Unicode text (anything else is for
+    the caller to check)."""
+    if not isinstance(value, str):
+        return
+    if len(value) > most:
         raise refuse(f"{what} is {len(value):,} characters, over elicitkit's limit of {most:,}")
+    if not value.isascii():
+        try:
+            value.encode()
+        except UnicodeEncodeError:
+            # A lone surrogate: Python strings may hold one, no JSON sent to a client can.
+            raise refuse(f"{what} is not Unicode text (it holds a lone surrogate)") from None
 
 
 _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)

@@ -14,6 +14,7 @@ the controls elicitkit's pages add to a form (`PAGE_CONTROLS`).
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -156,12 +157,19 @@ def _property(name: str, prop: Any, label: Callable[[str], str]) -> dict[str, An
         _string(prop, out, refuse)
     elif kind in ("number", "integer"):
         for key in ("minimum", "maximum"):
-            if key in prop and (isinstance(prop[key], bool) or not isinstance(prop[key], int | float)):
-                raise refuse(f"{key!r} must be a number")
+            if key in prop and not _finite_number(prop[key]):
+                raise refuse(f"{key!r} must be a finite number")
     elif kind == "array":
         _array(prop, out, refuse)
     _consistent(out, refuse)
     return out
+
+
+def _finite_number(value: Any) -> bool:
+    """A bound a form can carry: NaN or an infinity is no JSON, and NaN would let every answer through."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _consistent(prop: dict[str, Any], refuse: Any) -> None:

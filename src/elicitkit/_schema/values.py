@@ -35,6 +35,8 @@ def check_value(prop: dict[str, Any], value: Any) -> list[str]:
         return _check_array(prop, value)
     if not isinstance(value, str):
         return ["must be text"]
+    if not _unicode(value):
+        return ["must be Unicode text (it holds a lone surrogate)"]
     options = choices_of(prop)
     if options is not None:
         return [] if value in options else [f"must be one of {', '.join(options)}"]
@@ -61,10 +63,22 @@ def fits(prop: dict[str, Any]) -> Callable[[Any], bool]:
     if kind == "string" and not ("minLength" in prop or "maxLength" in prop or "format" in prop):
         options = choices_of(prop)
         if options is None:
-            return lambda value: isinstance(value, str)
+            return lambda value: isinstance(value, str) and _unicode(value)
         allowed = frozenset(options)
         return lambda value: isinstance(value, str) and value in allowed
     return lambda value: not check_value(prop, value)
+
+
+def _unicode(text: str) -> bool:
+    """Whether `text` is Unicode text: a lone surrogate (what `json.loads` makes of `"\\ud800"`) is not, and no
+    typed answer, journal or reply could carry it."""
+    if text.isascii():
+        return True
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _check_number(prop: dict[str, Any], value: Any) -> list[str]:

@@ -2,7 +2,7 @@
 
 A link token seals (AES-256-GCM) the question id, the principal the question
 belongs to, its purpose (`form` or `callback`) and an expiry. Anyone can hold
-it; nobody can read, forge or alter it. It is usable once: the store records
+it; nobody can read, forge or alter it, and it has one spelling only. It is usable once: the store records
 its use. Without a configured secret, tokens are sealed under a key made when
 the process starts, so they work for that process only.
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import time
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -57,8 +58,7 @@ class LinkTokens:
             payload["t"] = link.target
         if link.by is not None:
             payload["b"] = list(link.by)
-        sealed = self._sealer.seal(None, json.dumps(payload, separators=(",", ":")).encode(), aad=_AAD)
-        return base64.urlsafe_b64encode(sealed).decode().rstrip("=")
+        return _text(self._sealer.seal(None, json.dumps(payload, separators=(",", ":")).encode(), aad=_AAD))
 
     def read(self, token: str, purpose: Purpose) -> Link:
         """The link a token stands for.
@@ -67,8 +67,7 @@ class LinkTokens:
             InvalidLink: the token is malformed, forged, altered, for another page, or expired.
         """
         try:
-            raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-            payload = json.loads(self._sealer.open(None, raw, aad=_AAD))
+            payload = json.loads(self._sealer.open(None, _bytes(token), aad=_AAD))
             by = payload.get("b")
             link = Link(
                 str(payload["q"]),
@@ -85,3 +84,24 @@ class LinkTokens:
         if time.time() >= link.expires_at:
             raise InvalidLink("This link has expired. Ask the assistant for a new one.")
         return link
+
+
+_ALPHABET = re.compile(r"[A-Za-z0-9_-]*")
+
+
+def _text(sealed: bytes) -> str:
+    return base64.urlsafe_b64encode(sealed).decode().rstrip("=")
+
+
+def _bytes(token: str) -> bytes:
+    """The sealed bytes of a token `_text` wrote, and only of such a token.
+
+    Python's base64 decoder skips characters outside the alphabet and ignores a last character's unused bits,
+    so one link would have many spellings: a token must be exactly the text it decodes to.
+    """
+    if not _ALPHABET.fullmatch(token):
+        raise ValueError("not base64url")
+    raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+    if _text(raw) != token:
+        raise ValueError("not the canonical spelling")
+    return raw
