@@ -23,8 +23,9 @@ CAPABILITIES = {"elicitation": {"form": {}}}
 class Call:
     """One request's response stream: the JSON-RPC messages the server writes on it, in order."""
 
-    def __init__(self, response: httpx.Response) -> None:
+    def __init__(self, response: httpx.Response, request_id: int | None = None) -> None:
         self.response = response
+        self.request_id = request_id
         self._lines = response.aiter_lines()
 
     async def next_message(self) -> dict[str, Any] | None:
@@ -91,7 +92,7 @@ class LegacySession:
         body = {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}
         async with self.http.stream("POST", self.url, json=body, headers=self._headers()) as response:
             response.raise_for_status()
-            yield Call(response)
+            yield Call(response, rid)
 
     async def reply(self, request: dict[str, Any], result: dict[str, Any]) -> int:
         """Answer a server request (`elicitation/create`) with `result`; the HTTP status."""
