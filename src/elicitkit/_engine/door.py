@@ -206,6 +206,7 @@ class Door:
         assert target.run_id is not None
         answering = [key for key in found if taken.rulings[key] is Ruling.ANSWERS]
         claim = arrival.claim
+        answers_print = fingerprint(arrival.answers)
         # A retry spends its round whatever its answers say; any other claim only with an answer it takes.
         spends = claim is not None and (claim.round or bool(answering))
         entries: dict[int, Entry] = {}
@@ -226,7 +227,7 @@ class Door:
             self.policy.run_expiry,
             entries,
             answered,
-            fingerprint(arrival.answers),
+            answers_print,
         )
         if written is None:
             for key, ruling in taken.rulings.items():
@@ -235,7 +236,7 @@ class Door:
             await self._spent_before(target, arrival, taken)
             return None
         run = target.run
-        if claim is not None and claim.round and run is not None and not run.take_round(claim.text):
+        if claim is not None and claim.round and run is not None and not run.take_round(claim.text, answers_print):
             taken.refusal = "reused"
             return None
         if len(written) < len(entries):

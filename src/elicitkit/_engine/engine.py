@@ -88,7 +88,10 @@ class Engine:
 
     def _principal_of(self, run_id: str) -> str | Missing | None:
         run = self.registry.runs.get(run_id)  # any run: a channel answer may be for a run that is not hosted
-        return MISSING if run is None else run.principal
+        if run is not None:
+            return run.principal
+        ended = self.registry.ended(run_id, anyio.current_time())  # a finished one, for a resent last retry
+        return MISSING if ended is None else ended.principal
 
     async def _forwarded(self, run_id: str, payload: dict[str, Any]) -> dict[str, Any] | None:
         op = payload.get("op")

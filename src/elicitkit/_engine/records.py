@@ -269,6 +269,11 @@ class Records:
     async def delete_question(self, question_id: str) -> None:
         await self.store.delete_question(question_id)
 
+    async def forget_questions(self, run_id: str) -> None:
+        """Delete the run's question records (a finished run whose own record stays a while)."""
+        for question_id in await self.store.run_questions(run_id):
+            await self.store.delete_question(question_id)
+
     # -- the journal, and the claims that take answers once --------------------------------
 
     def _sealed_entry(self, run_id: str, principal: str | None, seq: int, entry: Entry) -> bytes:
