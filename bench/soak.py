@@ -348,7 +348,9 @@ async def client(n: int, era: str, url: str, until: float, rates: Rates, t: Tall
                     if not kept:
                         break  # abandoned without a DELETE; the run starts over in a new session
         except (httpx.HTTPError, TimeoutError, AssertionError) as exc:
-            t.lose(f"c{n}: {type(exc).__name__}: {exc}")
+            request = exc.request if isinstance(exc, httpx.RequestError) else None
+            during = f" ({request.method} {request.headers.get('content-length', '')} bytes)" if request else ""
+            t.lose(f"c{n} (2025-11-25): {type(exc).__name__}: {exc!r}{during}")
 
 
 async def load(url: str, clients: int, seconds: float, era: str, rates: Rates) -> Tally:

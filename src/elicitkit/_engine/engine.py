@@ -104,6 +104,7 @@ class Engine:
     async def _sweep(self) -> None:
         while True:
             await anyio.sleep(_SWEEP_EVERY)
+            self.registry.drop_expired(anyio.current_time())  # also when no run has finished since
             try:
                 await self.store.sweep()
             except Exception:

@@ -54,16 +54,17 @@ class Registry:
 
     def keep_ended(self, run_id: str, ended: Ended, now: float) -> None:
         """Remember a finished run's last round and outcome until `ended.expires_at`."""
-        self._drop_expired(now)
+        self.drop_expired(now)
         self._ended[run_id] = ended
         self._ending_order.append((ended.expires_at, run_id))
 
     def ended(self, run_id: str, now: float) -> Ended | None:
         """The finished run `run_id`, while it is kept."""
-        self._drop_expired(now)
+        self.drop_expired(now)
         return self._ended.get(run_id)
 
-    def _drop_expired(self, now: float) -> None:
+    def drop_expired(self, now: float) -> None:
+        """Forget the finished runs kept until `now` or before."""
         order = self._ending_order
         while order and order[0][0] <= now:
             _, run_id = order.popleft()
