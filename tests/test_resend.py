@@ -19,8 +19,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, InputRequiredResult
 
 from elicitkit import Accepted, Elicitation
-from elicitkit._engine.registry import Ended, Registry
-from elicitkit._engine.run import Final
+from elicitkit._engine.ended import Ended, EndedRuns
 from elicitkit.channels.base import Responder, Via
 from elicitkit.stores.redis import RedisBroker, RedisStore
 from elicitkit.testing import serve_http
@@ -94,15 +93,15 @@ async def test_the_last_retry_sent_again_after_the_run_finished_gets_the_same_re
 
 
 def test_a_finished_run_is_kept_for_its_resend_only_until_it_expires() -> None:
-    registry = Registry()
-    first = Ended(None, "provision", "round-1", b"answers", Final(result="done"), expires_at=10.0)
-    later = Ended(None, "provision", "round-2", b"answers", Final(result="done"), expires_at=12.0)
-    registry.keep_ended("run-1", first, now=0.0)
-    registry.keep_ended("run-2", later, now=2.0)
-    assert registry.ended("run-1", now=9.9) is first
-    assert registry.ended("run-1", now=10.0) is None
-    assert registry.ended("run-2", now=10.0) is later
-    assert registry.ended("run-2", now=12.0) is None
+    ended = EndedRuns()
+    first = Ended(None, "provision", "round-1", b"answers", {"content": []}, expires_at=10.0)
+    later = Ended(None, "provision", "round-2", b"answers", {"content": []}, expires_at=12.0)
+    ended.add("run-1", first, now=0.0)
+    ended.add("run-2", later, now=2.0)
+    assert ended.get("run-1", now=9.9) is first
+    assert ended.get("run-1", now=10.0) is None
+    assert ended.get("run-2", now=10.0) is later
+    assert ended.get("run-2", now=12.0) is None
 
 
 async def test_the_same_request_state_with_other_answers_is_still_refused() -> None:

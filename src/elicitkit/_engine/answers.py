@@ -25,7 +25,7 @@ from elicitkit import _mcp
 from elicitkit._core.codec import decode_state
 from elicitkit._core.journal import Held, held_at
 from elicitkit._core.kinds import Answer
-from elicitkit._core.once import Claim, fingerprint
+from elicitkit._core.once import Claim
 from elicitkit._core.replies import Ruling
 from elicitkit._engine import refusals
 from elicitkit._engine.arrival import Arrival, Taken
@@ -114,9 +114,9 @@ class Answers:
     async def _request(
         self, rctx: ServerRequestContext[Any, Any], call_next: CallNext, arrival: Arrival
     ) -> HandlerResult:
-        ended = self._ended(arrival)
-        if ended is not None:
-            return ended
+        resent = self.registry.ended.resend(arrival, anyio.current_time())
+        if resent is not None:
+            return resent
         live = self._live(arrival)
         if live is not None:
             try:
@@ -282,13 +282,12 @@ class Answers:
         None when the run is not held here.
         """
         arrival = Arrival.from_wire(payload["arrival"])
-        if arrival.source == "retry":
-            try:
-                ended = self._ended(arrival)
-            except MCPError as exc:
-                return encode_outcome(error=exc)
-            if ended is not None:
-                return encode_outcome(ended)
+        try:
+            resent = self.registry.ended.resend(arrival, anyio.current_time())
+        except MCPError as exc:
+            return encode_outcome(error=exc)
+        if resent is not None:
+            return encode_outcome(resent)
         live = self._live(arrival, forwarded=True)
         if live is None or live.run is None or live.run.id != run_id:
             return None
@@ -303,19 +302,6 @@ class Answers:
         return taken.to_wire()
 
     # -- the pieces --------------------------------------------------------------------------
-
-    def _ended(self, arrival: Arrival) -> HandlerResult | None:
-        """A retry for a run that finished here: its last retry sent again gets the same result; any other retry
-        with that round is refused as reused. None when no finished run is kept under the retry's run id."""
-        if arrival.source != "retry" or arrival.run_id is None or arrival.claim is None:
-            return None
-        ended = self.registry.ended(arrival.run_id, anyio.current_time())
-        if ended is None or ended.principal != arrival.principal or ended.tool != arrival.tool:
-            return None
-        if (arrival.claim.text, fingerprint(arrival.answers)) != (ended.nonce, ended.answers):
-            raise refusals.reused()
-        result: HandlerResult = ended.final.result
-        return result
 
     def _live(self, arrival: Arrival, *, forwarded: bool = False) -> Live | None:
         """The questions `arrival` answers, when this process holds their run (None: it does not)."""

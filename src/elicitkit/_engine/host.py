@@ -33,7 +33,7 @@ from elicitkit._engine.cluster import Cluster
 from elicitkit._engine.policy import Policy
 from elicitkit._engine.question import Question
 from elicitkit._engine.records import Records, RunRecord
-from elicitkit._engine.registry import Ended, Registry
+from elicitkit._engine.registry import Registry
 from elicitkit._engine.run import Final, Run
 from elicitkit._engine.tasks import TaskBook, TaskRecord
 from elicitkit._errors import StoreUnavailable
@@ -222,42 +222,19 @@ class RunHost:
             for question in list(run.pending.values()):
                 question.cancel()
             self.registry.release(run)
-            kept = finished and self._keep_ended(run)
             if finished and run.stored and not run.stale:
                 # Shutdown is the other way out: then the records stay, and a restart replays the run.
+                kept = self.registry.ended.keep(run, anyio.current_time(), self.policy.run_expiry)
                 with anyio.CancelScope(shield=True):
-                    await (self._keep_record(run) if kept else self._forget(run))
+                    await self._forget(run, kept=kept)
 
-    def _keep_ended(self, run: Run) -> bool:
-        """Keep a 2026-07-28 run that finished with a result after a retry, for a resend of its last retry.
-
-        The response carrying the result may have been lost with its connection; the client sends the same
-        retry again, and gets the same result for as long as the run would have waited for that retry.
-        """
-        final = run.final
-        if run.last_retry is None or final is None or final.error is not None or run.task:
-            return False
-        nonce, answers = run.last_retry
-        now = anyio.current_time()
-        ended = Ended(run.principal, run.tool, nonce, answers, final, now + self.policy.run_expiry)
-        self.registry.keep_ended(run.id, ended, now)
-        return True
-
-    async def _keep_record(self, run: Run) -> None:
-        """Leave a finished run's record and journal (naming this node) as long as the run is kept, so a resend
-        reaching another node is forwarded here; they expire on their own. Its questions go now: none is open."""
+    async def _forget(self, run: Run, *, kept: bool = False) -> None:
+        """Delete a finished run's records unless another node took the run over (`kept`: see `_engine/ended.py`)."""
         try:
-            if self.policy.shared and await self.held_elsewhere(run):
-                return  # taken over meanwhile: writing the record would take the run back
-            await self.records.forget_questions(run.id)
-            await self.records.keep_run(run, self.policy.run_expiry)
-        except StoreUnavailable:
-            logger.warning("Could not keep finished run %s for a resend; another node will not find it", run.id)
-
-    async def _forget(self, run: Run) -> None:
-        """Delete a finished run's records, unless another node has taken the run over."""
-        try:
-            await self.records.forget_run(run.id)
+            if kept and not (self.policy.shared and await self.held_elsewhere(run)):
+                await self.records.keep_finished_run(run, self.policy.run_expiry)
+            elif not kept:
+                await self.records.forget_run(run.id)
         except StoreUnavailable:
             logger.warning("Could not delete finished run %s; it expires on its own", run.id)
 

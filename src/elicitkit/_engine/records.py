@@ -269,10 +269,12 @@ class Records:
     async def delete_question(self, question_id: str) -> None:
         await self.store.delete_question(question_id)
 
-    async def forget_questions(self, run_id: str) -> None:
-        """Delete the run's question records (a finished run whose own record stays a while)."""
-        for question_id in await self.store.run_questions(run_id):
+    async def keep_finished_run(self, run: Run, ttl: float) -> None:
+        """Keep a finished run's record and journal `ttl` seconds more (for a resend of its last retry); its
+        questions go now, so none of their pages or callbacks takes an answer."""
+        for question_id in await self.store.run_questions(run.id):
             await self.store.delete_question(question_id)
+        await self.keep_run(run, ttl)
 
     # -- the journal, and the claims that take answers once --------------------------------
 

@@ -2,28 +2,11 @@
 
 from __future__ import annotations
 
-from collections import deque
-from dataclasses import dataclass
-
+from elicitkit._engine.ended import EndedRuns
 from elicitkit._engine.question import Question
-from elicitkit._engine.run import Final, Run
+from elicitkit._engine.run import Run
 
-__all__ = ["Ended", "Registry"]
-
-
-@dataclass(frozen=True, slots=True)
-class Ended:
-    """A 2026-07-28 run that finished here, kept a while so that its last retry, sent again (its response was
-    lost on the way), gets the same final outcome; the rest of the run is gone."""
-
-    principal: str | None
-    tool: str
-    nonce: str
-    """The round its last retry spent."""
-    answers: bytes
-    """The fingerprint of that retry's answers: a resend has the same, another retry with this round does not."""
-    final: Final
-    expires_at: float
+__all__ = ["Registry"]
 
 
 class Registry:
@@ -39,9 +22,8 @@ class Registry:
         self.parked: dict[str, Run] = {}
         """Hosted runs waiting for their next request, the longest waiting first (hibernation evicts from here)."""
         self._session_questions: dict[object, Question] = {}
-        self._ended: dict[str, Ended] = {}
-        self._ending_order: deque[tuple[float, str]] = deque()
-        """When each kept run expires, the soonest first (every run is kept as long)."""
+        self.ended = EndedRuns()
+        """Runs that finished here, kept a while for a resend of their last retry."""
 
     @property
     def pending_questions(self) -> int:
@@ -51,26 +33,6 @@ class Registry:
         """The run, when this process hosts it (inline runs cannot be resumed from outside their request)."""
         run = self.runs.get(run_id)
         return run if run is not None and run.hosted else None
-
-    def keep_ended(self, run_id: str, ended: Ended, now: float) -> None:
-        """Remember a finished run's last round and outcome until `ended.expires_at`."""
-        self.drop_expired(now)
-        self._ended[run_id] = ended
-        self._ending_order.append((ended.expires_at, run_id))
-
-    def ended(self, run_id: str, now: float) -> Ended | None:
-        """The finished run `run_id`, while it is kept."""
-        self.drop_expired(now)
-        return self._ended.get(run_id)
-
-    def drop_expired(self, now: float) -> None:
-        """Forget the finished runs kept until `now` or before."""
-        order = self._ending_order
-        while order and order[0][0] <= now:
-            _, run_id = order.popleft()
-            ended = self._ended.get(run_id)
-            if ended is not None and ended.expires_at <= now:
-                del self._ended[run_id]
 
     def unpark(self, run: Run) -> None:
         """A request has come for `run`: it is no longer one that waits, so it cannot be evicted."""
