@@ -21,6 +21,7 @@ from mcp_types import CallToolResult, InputRequiredResult
 from elicitkit import Accepted, Elicitation
 from elicitkit._engine.ended import Ended, EndedRuns
 from elicitkit.channels.base import Responder, Via
+from elicitkit.stores.memory import MemoryStore
 from elicitkit.stores.redis import RedisBroker, RedisStore
 from elicitkit.testing import serve_http
 from tests.channels.recording import RecordingChannel
@@ -102,6 +103,40 @@ def test_a_finished_run_is_kept_for_its_resend_only_until_it_expires() -> None:
     assert ended.get("run-1", now=10.0) is None
     assert ended.get("run-2", now=10.0) is later
     assert ended.get("run-2", now=12.0) is None
+
+
+class SlowToWrite(MemoryStore):
+    """A store that holds each round it has spent, with its answers journaled, until `go` is set."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.written, self.go = anyio.Event(), anyio.Event()
+
+    async def take_round(self, *args: Any, **kwargs: Any) -> Any:
+        taken = await super().take_round(*args, **kwargs)
+        self.written.set()
+        await self.go.wait()
+        return taken
+
+
+async def test_a_retry_dropped_while_its_answer_is_written_is_delivered_and_its_resend_moves_on() -> None:
+    store = SlowToWrite()
+    server, _, effects = provisioner(store=store, secret=SECRET)
+    async with by_hand(server) as client:
+        first = await PROVISION.start(client)
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(PROVISION.answer, client, first, "alpha")
+                await store.written.wait()
+                tg.cancel_scope.cancel()  # the connection drops while the store writes the answer
+                store.go.set()
+            second = await PROVISION.answer(client, first, "alpha")  # the client sends it again
+            assert isinstance(second, InputRequiredResult)
+            [asked] = (second.input_requests or {}).values()
+            assert asked.params.message == "Size for web-1?"  # type: ignore[union-attr]
+            done = await PROVISION.answer(client, second, "large")
+    assert text_of(done) == "vm-web-1 large code=alpha"
+    assert effects == ["web-1"]
 
 
 async def test_the_same_request_state_with_other_answers_is_still_refused() -> None:

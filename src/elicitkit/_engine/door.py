@@ -27,6 +27,8 @@ import logging
 from collections.abc import Mapping
 from typing import Protocol
 
+import anyio
+
 from elicitkit._core.journal import Entry, Held, held_at
 from elicitkit._core.kinds import Answer, Mode, RouteName
 from elicitkit._core.once import fingerprint
@@ -170,7 +172,13 @@ class Door:
             # No open question took it: perhaps this very answer was taken before (a resend), which stands.
             await self._spent_before(target, arrival, taken)
             return taken
-        gone = await self._write(target, arrival, taken, found) if target.journaled else _NONE_GONE
+        gone: frozenset[str] | set[str] | None = _NONE_GONE
+        if target.journaled:
+            # Written and delivered together: a request cancelled (its connection dropped) while the store writes
+            # would leave the round spent in the store and the answer never delivered, and a resend of the same
+            # retry, taken as the first, would wait for the run forever.
+            with anyio.CancelScope(shield=True):
+                gone = await self._write(target, arrival, taken, found)
         if gone is None:
             return taken
         for key, (asked, answer) in found.items():
