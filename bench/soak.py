@@ -79,6 +79,9 @@ TOOL = "review"
 QUESTION = re.compile(r"Answer ([123]) for (\S+)\?")
 JOB_LIMIT = 60.0
 """Seconds one run may take before the client counts it lost (answers come at once; a run takes milliseconds)."""
+KEEPALIVE = httpx.Limits(keepalive_expiry=1.0)
+"""Idle connections are not reused after 1 s: uvicorn closes them after 5 s, httpx's default, and a request sent
+on a connection the server is closing at that moment fails with `ReadError` (a race of the two, not a loss)."""
 
 
 class SoakServer(Node):
@@ -222,7 +225,7 @@ async def modern_run(
     if problem is None:
         t.completed += 1
     else:
-        t.lose(problem)
+        t.lose(f"{problem} (at: {' '.join(trail)})")
 
 
 async def doubled(url: str, retry: bytes) -> list[CallToolResult | InputRequiredResult | Refused]:
@@ -261,7 +264,7 @@ def text(result: CallToolResult) -> str:
 @asynccontextmanager
 async def legacy_session(url: str) -> AsyncIterator[LegacySession]:
     """A session with connections of its own; leaving the block abandons it (no DELETE), as a vanished client."""
-    async with httpx.AsyncClient(timeout=JOB_LIMIT) as http:
+    async with httpx.AsyncClient(timeout=JOB_LIMIT, limits=KEEPALIVE) as http:
         session = LegacySession(http, url)
         await session.open()
         yield session
@@ -325,7 +328,7 @@ async def client(n: int, era: str, url: str, until: float, rates: Rates, t: Tall
         return f"c{n}-{secrets.token_hex(3)}-{count}"
 
     if era == "2026-07-28":
-        async with httpx.AsyncClient(timeout=JOB_LIMIT) as http:
+        async with httpx.AsyncClient(timeout=JOB_LIMIT, limits=KEEPALIVE) as http:
             while time.monotonic() < until:
                 tag = next_tag()
                 t.runs += 1
