@@ -122,15 +122,18 @@ async def main() -> None:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     logging.getLogger("mcp").setLevel(logging.WARNING)
     server = bare(args.node) if args.bare else build(args.store, args.node, args.secret)
+    await serve(server.streamable_http_app())
+
+
+async def serve(app: Any) -> None:
+    """Serve `app` on 127.0.0.1 at a free port, print `READY <port>`, and stop when the parent process is gone."""
     # proto=IPPROTO_TCP matters: asyncio sets TCP_NODELAY only on sockets whose proto says TCP, and with
     # proto 0 (socket.socket's default) Nagle holds uvicorn's response body behind its headers until the
     # client's delayed ACK, ~40 ms on every back-to-back request.
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(
-        server.streamable_http_app(), log_level="warning", access_log=False, lifespan="on", backlog=4096
-    )
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", backlog=4096)
     http = uvicorn.Server(config)
     original = http.startup
 

@@ -71,17 +71,23 @@ async def test_a_used_request_state_is_refused_and_the_body_never_resumes_twice(
     assert_idle(hitl)
 
 
-async def test_a_request_state_of_a_finished_run_is_unknown() -> None:
+async def test_a_request_state_of_a_finished_run_resumes_nothing() -> None:
     server, _, counts = two_step_server()
     ship = Rounds("ship", {"version": "3.0"})
     async with by_hand(server) as client:
         first = await ship.start(client)
         second = await ship.answer(client, first, True)
         assert isinstance(second, InputRequiredResult)
-        assert isinstance(await ship.answer(client, second, "x"), CallToolResult)
-        with pytest.raises(MCPError, match="unknown or has expired") as info:
-            await ship.answer(client, second, "x")
-    assert info.value.error.data == {"reason": "unknown_elicitation"}
+        done = await ship.answer(client, second, "x")
+        assert isinstance(done, CallToolResult)
+        # Sent again as it was (its response lost), it gets the same result; with other answers it is refused.
+        again = await ship.answer(client, second, "x")
+        assert isinstance(again, CallToolResult) and again.content == done.content
+        with pytest.raises(MCPError, match="already used") as info:
+            await ship.answer(client, second, "y")
+        with pytest.raises(MCPError, match="already used"):
+            await ship.answer(client, first, True)
+    assert info.value.error.data == {"reason": "request_state_reused"}
     assert counts == {"started": 1, "after_first": 1, "finished": 1}
 
 

@@ -19,7 +19,9 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, InputRequiredResult
 
 from elicitkit import Accepted, Elicitation
+from elicitkit._engine.ended import Ended, EndedRuns
 from elicitkit.channels.base import Responder, Via
+from elicitkit.stores.memory import MemoryStore
 from elicitkit.stores.redis import RedisBroker, RedisStore
 from elicitkit.testing import serve_http
 from tests.channels.recording import RecordingChannel
@@ -71,6 +73,70 @@ async def test_a_retry_sent_again_after_its_answer_was_taken_gets_the_runs_next_
         assert text_of(done) == "vm-web-1 large code=alpha"
     assert effects == ["web-1"]
     assert hitl.active_runs == 0
+
+
+async def test_the_last_retry_sent_again_after_the_run_finished_gets_the_same_result() -> None:
+    server, hitl, effects = provisioner()
+    async with by_hand(server) as client:
+        first = await PROVISION.start(client)
+        second = await PROVISION.answer(client, first, "alpha")
+        assert isinstance(second, InputRequiredResult)
+        done = await PROVISION.answer(client, second, "large")
+        # Its response was lost on the way (the run finished and handed it out): the client sends it again.
+        again = await PROVISION.answer(client, second, "large")
+        assert isinstance(done, CallToolResult) and isinstance(again, CallToolResult)
+        assert text_of(again) == text_of(done) == "vm-web-1 large code=alpha"
+        with pytest.raises(MCPError) as refused:
+            await PROVISION.answer(client, second, "small")
+        assert refused.value.error.data == {"reason": "request_state_reused"}
+    assert effects == ["web-1"]
+    assert hitl.active_runs == 0
+
+
+def test_a_finished_run_is_kept_for_its_resend_only_until_it_expires() -> None:
+    ended = EndedRuns()
+    first = Ended(None, "provision", "round-1", b"answers", {"content": []}, expires_at=10.0)
+    later = Ended(None, "provision", "round-2", b"answers", {"content": []}, expires_at=12.0)
+    ended.add("run-1", first, now=0.0)
+    ended.add("run-2", later, now=2.0)
+    assert ended.get("run-1", now=9.9) is first
+    assert ended.get("run-1", now=10.0) is None
+    assert ended.get("run-2", now=10.0) is later
+    assert ended.get("run-2", now=12.0) is None
+
+
+class SlowToWrite(MemoryStore):
+    """A store that holds each round it has spent, with its answers journaled, until `go` is set."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.written, self.go = anyio.Event(), anyio.Event()
+
+    async def take_round(self, *args: Any, **kwargs: Any) -> Any:
+        taken = await super().take_round(*args, **kwargs)
+        self.written.set()
+        await self.go.wait()
+        return taken
+
+
+async def test_a_retry_dropped_while_its_answer_is_written_is_delivered_and_its_resend_moves_on() -> None:
+    store = SlowToWrite()
+    server, _, effects = provisioner(store=store, secret=SECRET)
+    async with by_hand(server) as client:
+        first = await PROVISION.start(client)
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(PROVISION.answer, client, first, "alpha")
+                await store.written.wait()
+                tg.cancel_scope.cancel()  # the connection drops while the store writes the answer
+                store.go.set()
+            second = await PROVISION.answer(client, first, "alpha")  # the client sends it again
+            assert isinstance(second, InputRequiredResult)
+            [asked] = (second.input_requests or {}).values()
+            assert asked.params.message == "Size for web-1?"  # type: ignore[union-attr]
+            done = await PROVISION.answer(client, second, "large")
+    assert text_of(done) == "vm-web-1 large code=alpha"
+    assert effects == ["web-1"]
 
 
 async def test_the_same_request_state_with_other_answers_is_still_refused() -> None:
@@ -203,6 +269,11 @@ async def test_a_retry_sent_again_to_another_node_is_answered_by_the_owner(redis
             done = await PROVISION.answer(on_b, again, "large")
             assert isinstance(done, CallToolResult)
             assert text_of(done) == "vm-web-1 large finished on a"
+            # The run has finished; its last retry sent again, to either node, gets the same result.
+            for client in (on_b, on_a):
+                resent = await PROVISION.answer(client, again, "large")
+                assert isinstance(resent, CallToolResult)
+                assert text_of(resent) == text_of(done)
     finally:
         await a.aclose()
         await b.aclose()

@@ -61,6 +61,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--timeout", type=float, help="seconds a tool may run unless its timeoutSecs says (default: none)"
     )
     serve.add_argument("--question-timeout", type=float, help="seconds a question waits (default: 300)")
+    serve.add_argument(
+        "--session-idle-timeout",
+        type=float,
+        help="seconds a 2025-11-25 HTTP session may go without a request before it is closed (default: 600)",
+    )
     serve.add_argument("--inherit-env", action="store_true", help="give tools this environment, not a minimal one")
     serve.add_argument("--fallback", choices=["llm", "error"], default="llm", help="for clients without forms")
     serve.add_argument("--public-url", help="where elicitkit's pages are reached (default: the --http address)")
@@ -138,6 +143,7 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"elicitkit serve: {exc}", file=sys.stderr)
         return 2
 
+    from elicitkit._elicitation import DEFAULT_SESSION_IDLE_TIMEOUT
     from elicitkit._timeouts import SERVER_DEFAULT
     from elicitkit.shell import FolderError
     from elicitkit.shell._serve import serve
@@ -153,6 +159,7 @@ def _serve(args: argparse.Namespace) -> int:
             plaintext_store=args.plaintext_store,
             timeout=args.timeout,
             question_timeout=args.question_timeout if args.question_timeout is not None else SERVER_DEFAULT,
+            session_idle_timeout=args.session_idle_timeout or DEFAULT_SESSION_IDLE_TIMEOUT,
             inherit_env=args.inherit_env,
             fallback=args.fallback,
             public_url=args.public_url,

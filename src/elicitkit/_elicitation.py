@@ -41,6 +41,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 logger = logging.getLogger("elicitkit")
 
 DEFAULT_TIMEOUT = 300.0
+DEFAULT_SESSION_IDLE_TIMEOUT = 600.0
 _ATTACHED = "_elicitkit_attached"
 
 
@@ -121,6 +122,13 @@ class Elicitation:
             (`slack("#deploys")`, `web()`, ...), or None for the MCP client.
         body_limits: how large a body elicitkit's pages take (256 KiB) and how
             long any of its routes waits for one (10 s); see `BodyLimits`.
+        session_idle_timeout: seconds a 2025-11-25 streamable-HTTP session may
+            go without a request in flight before the SDK closes it, cancelling
+            what still runs in it (a client that vanished without a DELETE);
+            `None` keeps sessions until their client ends them. A `tools/call`
+            waiting on its person is in flight and keeps its session. The
+            SDK's own default is 30 minutes; a `session_idle_timeout` passed to
+            `server.streamable_http_app(...)` or `server.run(...)` wins.
     """
 
     def __init__(
@@ -148,6 +156,7 @@ class Elicitation:
         channels: Sequence[Channel] = (),
         via: Via | None = None,
         body_limits: BodyLimits = DEFAULT_BODY_LIMITS,
+        session_idle_timeout: float | None = DEFAULT_SESSION_IDLE_TIMEOUT,
     ) -> None:
         check_seconds(timeout)
         check_seconds(run_expiry, "run_expiry", none_ok=False)
@@ -155,6 +164,7 @@ class Elicitation:
         check_seconds(keepalive, "keepalive")
         check_seconds(forward_timeout, "forward_timeout", none_ok=False)
         check_seconds(lease, "lease", none_ok=False)
+        check_seconds(session_idle_timeout, "session_idle_timeout")
         if not (fallback in ("llm", "error") or callable(fallback)):
             raise ValueError(f'fallback must be "llm", "error" or an async callable, not {fallback!r}')
         if getattr(server, _ATTACHED, None) is not None:
@@ -214,6 +224,7 @@ class Elicitation:
         server.middleware.append(self._engine.middleware)
         _mcp.drop_request_named_notifications(server)
         _mcp.wrap_lifespan(server, self._engine.host)
+        _mcp.default_session_idle_timeout(server, session_idle_timeout)
         _mcp.advertise_tasks(server)
         # Registered on the server itself, so server.run("streamable-http") and streamable_http_app() serve the pages.
         for route in self.routes():

@@ -43,6 +43,7 @@ __all__ = [
     "add_raw_tool",
     "capabilities",
     "client_info",
+    "default_session_idle_timeout",
     "drop_request_named_notifications",
     "error_data",
     "is_mrtr",
@@ -78,6 +79,26 @@ def wrap_lifespan(server: MCPServer[Any], host: HostFactory) -> None:
             yield state
 
     lowlevel.lifespan = lifespan
+
+
+def default_session_idle_timeout(server: MCPServer[Any], seconds: float | None) -> None:
+    """Serve streamable HTTP with `seconds` of session idle timeout unless the caller passes its own.
+
+    The SDK keeps a 2025-11-25 session that its client left without a DELETE for 30 minutes; it counts a
+    session idle only while no request of it is in flight (an open GET stream, or a `tools/call` waiting on
+    its person, holds it). Both ways the SDK builds the app take the default: `streamable_http_app(...)`
+    and `run("streamable-http", ...)` (through `run_streamable_http_async`); a `session_idle_timeout`
+    given to either, `None` included, wins.
+    """
+    for name in ("streamable_http_app", "run_streamable_http_async"):
+        method = getattr(server, name)
+
+        @functools.wraps(method)
+        def with_default(*args: Any, _method: Callable[..., Any] = method, **options: Any) -> Any:
+            options.setdefault("session_idle_timeout", seconds)
+            return _method(*args, **options)
+
+        setattr(server, name, with_default)
 
 
 def use_request_state_keys(server: MCPServer[Any], keys: list[bytes]) -> None:

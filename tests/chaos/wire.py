@@ -85,10 +85,17 @@ class Refused(Exception):
         return data.get("reason") if isinstance(data, dict) else None
 
 
-async def post(url: str, body: bytes, *, within: float = 15) -> CallToolResult | InputRequiredResult:
-    """Send `body` and return its result (raises `Refused` for a JSON-RPC error)."""
-    async with httpx.AsyncClient(timeout=within) as client:
-        response = await client.post(url, content=body, headers=_headers(body))
+async def post(
+    url: str, body: bytes, *, within: float = 15, client: httpx.AsyncClient | None = None
+) -> CallToolResult | InputRequiredResult:
+    """Send `body` and return its result (raises `Refused` for a JSON-RPC error).
+
+    On a fresh connection, unless `client` is given (whose pooled connections are reused).
+    """
+    if client is not None:
+        return _result(await client.post(url, content=body, headers=_headers(body)))
+    async with httpx.AsyncClient(timeout=within) as fresh:
+        response = await fresh.post(url, content=body, headers=_headers(body))
     return _result(response)
 
 

@@ -15,7 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import anyio
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, ElicitResult
 from pydantic import ValidationError
 
@@ -112,6 +114,9 @@ class Answers:
     async def _request(
         self, rctx: ServerRequestContext[Any, Any], call_next: CallNext, arrival: Arrival
     ) -> HandlerResult:
+        resent = self.registry.ended.resend(arrival, anyio.current_time())
+        if resent is not None:
+            return resent
         live = self._live(arrival)
         if live is not None:
             try:
@@ -277,6 +282,12 @@ class Answers:
         None when the run is not held here.
         """
         arrival = Arrival.from_wire(payload["arrival"])
+        try:
+            resent = self.registry.ended.resend(arrival, anyio.current_time())
+        except MCPError as exc:
+            return encode_outcome(error=exc)
+        if resent is not None:
+            return encode_outcome(resent)
         live = self._live(arrival, forwarded=True)
         if live is None or live.run is None or live.run.id != run_id:
             return None

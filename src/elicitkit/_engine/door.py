@@ -27,6 +27,8 @@ import logging
 from collections.abc import Mapping
 from typing import Protocol
 
+import anyio
+
 from elicitkit._core.journal import Entry, Held, held_at
 from elicitkit._core.kinds import Answer, Mode, RouteName
 from elicitkit._core.once import fingerprint
@@ -170,7 +172,13 @@ class Door:
             # No open question took it: perhaps this very answer was taken before (a resend), which stands.
             await self._spent_before(target, arrival, taken)
             return taken
-        gone = await self._write(target, arrival, taken, found) if target.journaled else _NONE_GONE
+        gone: frozenset[str] | set[str] | None = _NONE_GONE
+        if target.journaled:
+            # Written and delivered together: a request cancelled (its connection dropped) while the store writes
+            # would leave the round spent in the store and the answer never delivered, and a resend of the same
+            # retry, taken as the first, would wait for the run forever.
+            with anyio.CancelScope(shield=True):
+                gone = await self._write(target, arrival, taken, found)
         if gone is None:
             return taken
         for key, (asked, answer) in found.items():
@@ -206,6 +214,7 @@ class Door:
         assert target.run_id is not None
         answering = [key for key in found if taken.rulings[key] is Ruling.ANSWERS]
         claim = arrival.claim
+        answers_print = fingerprint(arrival.answers)
         # A retry spends its round whatever its answers say; any other claim only with an answer it takes.
         spends = claim is not None and (claim.round or bool(answering))
         entries: dict[int, Entry] = {}
@@ -226,7 +235,7 @@ class Door:
             self.policy.run_expiry,
             entries,
             answered,
-            fingerprint(arrival.answers),
+            answers_print,
         )
         if written is None:
             for key, ruling in taken.rulings.items():
@@ -235,7 +244,7 @@ class Door:
             await self._spent_before(target, arrival, taken)
             return None
         run = target.run
-        if claim is not None and claim.round and run is not None and not run.take_round(claim.text):
+        if claim is not None and claim.round and run is not None and not run.take_round(claim.text, answers_print):
             taken.refusal = "reused"
             return None
         if len(written) < len(entries):

@@ -88,7 +88,10 @@ class Engine:
 
     def _principal_of(self, run_id: str) -> str | Missing | None:
         run = self.registry.runs.get(run_id)  # any run: a channel answer may be for a run that is not hosted
-        return MISSING if run is None else run.principal
+        if run is not None:
+            return run.principal
+        ended = self.registry.ended.get(run_id, anyio.current_time())  # a finished one, for a resent last retry
+        return MISSING if ended is None else ended.principal
 
     async def _forwarded(self, run_id: str, payload: dict[str, Any]) -> dict[str, Any] | None:
         op = payload.get("op")
@@ -101,6 +104,7 @@ class Engine:
     async def _sweep(self) -> None:
         while True:
             await anyio.sleep(_SWEEP_EVERY)
+            self.registry.ended.drop_expired(anyio.current_time())  # also when no run has finished since
             try:
                 await self.store.sweep()
             except Exception:

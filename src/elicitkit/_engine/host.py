@@ -224,13 +224,17 @@ class RunHost:
             self.registry.release(run)
             if finished and run.stored and not run.stale:
                 # Shutdown is the other way out: then the records stay, and a restart replays the run.
+                kept = self.registry.ended.keep(run, anyio.current_time(), self.policy.run_expiry)
                 with anyio.CancelScope(shield=True):
-                    await self._forget(run)
+                    await self._forget(run, kept=kept)
 
-    async def _forget(self, run: Run) -> None:
-        """Delete a finished run's records, unless another node has taken the run over."""
+    async def _forget(self, run: Run, *, kept: bool = False) -> None:
+        """Delete a finished run's records unless another node took the run over (`kept`: see `_engine/ended.py`)."""
         try:
-            await self.records.forget_run(run.id)
+            if kept and not (self.policy.shared and await self.held_elsewhere(run)):
+                await self.records.keep_finished_run(run, self.policy.run_expiry)
+            elif not kept:
+                await self.records.forget_run(run.id)
         except StoreUnavailable:
             logger.warning("Could not delete finished run %s; it expires on its own", run.id)
 

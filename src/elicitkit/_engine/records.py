@@ -269,6 +269,13 @@ class Records:
     async def delete_question(self, question_id: str) -> None:
         await self.store.delete_question(question_id)
 
+    async def keep_finished_run(self, run: Run, ttl: float) -> None:
+        """Keep a finished run's record and journal `ttl` seconds more (for a resend of its last retry); its
+        questions go now, so none of their pages or callbacks takes an answer."""
+        for question_id in await self.store.run_questions(run.id):
+            await self.store.delete_question(question_id)
+        await self.keep_run(run, ttl)
+
     # -- the journal, and the claims that take answers once --------------------------------
 
     def _sealed_entry(self, run_id: str, principal: str | None, seq: int, entry: Entry) -> bytes:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from elicitkit._engine.ended import EndedRuns
 from elicitkit._engine.question import Question
 from elicitkit._engine.run import Run
 
@@ -21,6 +22,8 @@ class Registry:
         self.parked: dict[str, Run] = {}
         """Hosted runs waiting for their next request, the longest waiting first (hibernation evicts from here)."""
         self._session_questions: dict[object, Question] = {}
+        self.ended = EndedRuns()
+        """Runs that finished here, kept a while for a resend of their last retry."""
 
     @property
     def pending_questions(self) -> int:

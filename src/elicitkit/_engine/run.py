@@ -65,6 +65,7 @@ class Run:
         "hosting",
         "id",
         "journal",
+        "last_retry",
         "mrtr",
         "next_seq",
         "pending",
@@ -115,6 +116,8 @@ class Run:
         self.final: Final | None = None
         self.round = Round()
         """The one-time nonce the next retry must echo."""
+        self.last_retry: tuple[str, bytes] | None = None
+        """The round nonce the latest retry spent, and the fingerprint of its answers (a resend matches both)."""
         self.scope = anyio.CancelScope()
         self.rctx: Any = None
         """The request currently waiting for this run's next outcome (its context), if any."""
@@ -313,9 +316,11 @@ class Run:
         """Whether `nonce` is the current round's, without using it."""
         return not self.ending and self.round.matches(nonce)
 
-    def take_round(self, nonce: str) -> bool:
-        """Consume the round nonce; False when it is not the current one (reused or stale) or the run is ending."""
+    def take_round(self, nonce: str, answers: bytes) -> bool:
+        """Consume the round nonce with `answers` (their fingerprint); False when it is not the current one
+        (reused or stale) or the run is ending."""
         if self.ending or not self.round.take(nonce):
             return False
+        self.last_retry = (nonce, answers)
         self.resume()
         return True

@@ -11,7 +11,7 @@ import anyio
 from mcp.server.mcpserver import MCPServer
 
 from elicitkit._crypto import secret_ring
-from elicitkit._elicitation import Elicitation
+from elicitkit._elicitation import DEFAULT_SESSION_IDLE_TIMEOUT, Elicitation
 from elicitkit._timeouts import SERVER_DEFAULT, Timeout
 from elicitkit.shell import add_shell_tools
 from elicitkit.stores import durable_store
@@ -28,12 +28,15 @@ def serve(
     plaintext_store: bool,
     timeout: float | None,
     question_timeout: Timeout = SERVER_DEFAULT,
+    session_idle_timeout: float | None = DEFAULT_SESSION_IDLE_TIMEOUT,
     inherit_env: bool,
     fallback: str,
     public_url: str | None,
     environ: Mapping[str, str] | None = None,
 ) -> None:
     """Serve `folder`'s tools until interrupted; `http` is `HOST:PORT` (port 0 picks a free one).
+
+    `session_idle_timeout` closes 2025-11-25 HTTP sessions left that long without a request (None: never).
 
     `environ` is where the secret is read from (`None`: `os.environ`): the
     environment `elicitkit serve` was started with, its secrets included,
@@ -48,6 +51,7 @@ def serve(
         plaintext_store=plaintext_store and not ring,  # a secret given still seals, as with Elicitation's
         fallback=fallback,  # type: ignore[arg-type]
         public_url=public_url,
+        session_idle_timeout=session_idle_timeout,
     )
     tools = add_shell_tools(hitl, folder, timeout=timeout, question_timeout=question_timeout, inherit_env=inherit_env)
     say = f"elicitkit serve: {len(tools)} tool(s) from {folder}: {', '.join(t.name for t in tools) or '(none)'}"
