@@ -22,6 +22,7 @@ from mcp_types import CallToolResult, TextContent
 from pydantic import Field
 
 from elicitkit._errors import ElicitationError, ElicitationTimeout, SchemaError
+from elicitkit._mcp import ToolContext
 from elicitkit._results import Accepted, Declined, ElicitationResult
 from elicitkit._timeouts import check_message
 from elicitkit.channels.base import Via, web
@@ -34,7 +35,7 @@ UI_TYPES = ("slack", "discord", "teams", "web")
 
 class Ask(Protocol):
     async def __call__(
-        self, ctx: Context[Any, Any], message: str, schema: Mapping[str, Any], *, via: Via, timeout: float
+        self, ctx: ToolContext, message: str, schema: Mapping[str, Any], *, via: Via, timeout: float
     ) -> ElicitationResult[Any]: ...
 
 

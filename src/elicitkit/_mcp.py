@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import functools
 import logging
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any
+from typing import Any, Protocol
 
-from mcp.server.context import ServerRequestContext
+from mcp.server.context import ServerMiddleware, ServerRequestContext
+from mcp.server.lowlevel.server import Server
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
@@ -37,10 +39,12 @@ from mcp_types.version import is_version_at_least
 
 __all__ = [
     "MRTR_VERSION",
+    "ToolContext",
     "add_raw_tool",
     "capabilities",
     "client_info",
     "is_mrtr",
+    "lowlevel",
     "principal",
     "request_context",
     "request_state_ttl",
@@ -57,14 +61,25 @@ MRTR_VERSION = "2026-07-28"
 HostFactory = Callable[[Any], AbstractAsyncContextManager[None]]
 
 
-def wrap_lifespan(server: MCPServer[Any], host: HostFactory) -> None:
-    """Run `host(lifespan_state)` around every entry of the server's lifespan.
+class ToolContext(Protocol):
+    """What a tool hands to `elicit`: the SDK's `Context`, or a framework's built on the SDK (fastmcp's)."""
+
+    @property
+    def request_context(self) -> Any: ...
+
+
+def lowlevel(server: MCPServer[Any]) -> Server[Any]:
+    """The SDK's low-level server under an `MCPServer`: where middleware, lifespan and extensions live."""
+    return server._lowlevel_server  # pyright: ignore[reportPrivateUsage]
+
+
+def wrap_lifespan(lowlevel: Server[Any], host: HostFactory) -> None:
+    """Run `host(lifespan_state)` around every entry of the low-level server's lifespan.
 
     The SDK enters the lifespan once per streamable-HTTP manager, once per
     stdio process and once per in-memory client: exactly the scopes in which
     suspended tool bodies may outlive the request that started them.
     """
-    lowlevel = server._lowlevel_server  # pyright: ignore[reportPrivateUsage]
     inner = lowlevel.lifespan
 
     @asynccontextmanager
@@ -75,9 +90,9 @@ def wrap_lifespan(server: MCPServer[Any], host: HostFactory) -> None:
     lowlevel.lifespan = lifespan
 
 
-def use_request_state_keys(server: MCPServer[Any], keys: list[bytes]) -> None:
+def use_request_state_keys(lowlevel: Server[Any], keys: list[bytes]) -> None:
     """Seal `requestState` with keys every node derives from the shared secret, keeping the SDK's TTL."""
-    middleware = server.middleware
+    middleware: list[ServerMiddleware[Any]] = lowlevel.middleware
     for i, existing in enumerate(middleware):
         if isinstance(existing, RequestStateBoundary):
             current: RequestStateSecurity = existing._security  # pyright: ignore[reportPrivateUsage]
@@ -89,32 +104,40 @@ def use_request_state_keys(server: MCPServer[Any], keys: list[bytes]) -> None:
                 keys=keys,
                 ttl=current.ttl,
                 bind_principal=current.bind_principal,
-                audience=current.audience if current.audience is not None else server.name,
+                audience=current.audience if current.audience is not None else lowlevel.name,
             )
-            middleware[i] = RequestStateBoundary(security, default_audience=server.name)
+            middleware[i] = RequestStateBoundary(security, default_audience=lowlevel.name)
             return
 
 
-def request_state_ttl(server: MCPServer[Any]) -> float | None:
+def request_state_ttl(lowlevel: Server[Any]) -> float | None:
     """How long the SDK accepts a sealed `requestState` on this server; a retry after that is refused."""
-    for middleware in server.middleware:
+    for middleware in lowlevel.middleware:
         if isinstance(middleware, RequestStateBoundary):
             ttl = middleware._security.ttl  # pyright: ignore[reportPrivateUsage]
             return float(ttl)
     return None
 
 
-def request_context(ctx: Context[Any, Any]) -> ServerRequestContext[Any, Any]:
-    """`ctx.request_context`, read straight from the model's private attributes.
+def request_context(ctx: ToolContext) -> ServerRequestContext[Any, Any]:
+    """The SDK's request context behind a tool's context; for the SDK's own `Context`, read straight from the
+    model's private attributes.
 
     The public property goes through pydantic's `__getattr__` for private
     attributes, ~5 µs on a 2-core machine: more than a tenth of elicitkit's own
     cost per question. Outside a request the property raises the SDK's own error.
+    Any other context is a framework's (fastmcp's), read by the module that knows it.
     """
     private = getattr(ctx, "__pydantic_private__", None)
     found = private.get("_request_context") if private else None
     if found is None:
-        return ctx.request_context
+        fastmcp = None if isinstance(ctx, Context) else sys.modules.get("fastmcp")
+        if fastmcp is not None and isinstance(ctx, fastmcp.Context):
+            from elicitkit import _fastmcp  # only a fastmcp tool gets here: fastmcp is loaded already
+
+            return _fastmcp.request_context(ctx)
+        sdk: ServerRequestContext[Any, Any] = ctx.request_context
+        return sdk
     rctx: ServerRequestContext[Any, Any] = found
     return rctx
 
@@ -190,10 +213,9 @@ def takes_tasks(rctx: ServerRequestContext[Any, Any]) -> bool:
     return bool(extensions) and TASKS_EXTENSION in extensions  # type: ignore[operator]
 
 
-def advertise_tasks(server: MCPServer[Any]) -> None:
+def advertise_tasks(lowlevel: Server[Any]) -> None:
     """Declare the 2026-07-28 tasks extension in `server/discover` (2025-11-25's `tasks` capability is added to
     the `initialize` result by elicitkit's middleware: the SDK has no field for it)."""
-    lowlevel = server._lowlevel_server  # pyright: ignore[reportPrivateUsage]
     lowlevel.extensions[TASKS_EXTENSION] = {}
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, ValidationError
-from mcp.server.mcpserver import Context
+from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, TextContent
 
 from elicitkit import _mcp
@@ -60,12 +60,15 @@ def add_shell_tools(
         FolderError: the folder or a tool's metadata is malformed, or a name is taken.
     """
     check_seconds(timeout, "timeout")
+    if not isinstance(hitl.server, MCPServer):
+        raise TypeError("add_shell_tools needs an mcp MCPServer for now; fastmcp servers get shell tools later")
+    server = hitl.server
     project, tools = find_tools(folder)
     options = Options(timeout=timeout, question_timeout=question_timeout, inherit_env=inherit_env, env=env)
     for tool in tools:
         try:
             _mcp.add_raw_tool(
-                hitl.server,
+                server,
                 _handler(hitl, tool, project, options),
                 name=tool.name,
                 description=tool.description,

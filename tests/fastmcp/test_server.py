@@ -1,0 +1,122 @@
+"""Attaching to a fastmcp server: what it composes with, what it leaves as it was, and what it needs installed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+pytest.importorskip("fastmcp")
+
+from fastmcp import Client, Context, FastMCP
+from fastmcp.exceptions import ToolError
+from fastmcp.server.middleware import Middleware, MiddlewareContext
+from mcp.server.mcpserver import MCPServer
+
+from elicitkit import Accepted, Elicitation
+from elicitkit.shell import add_shell_tools
+from elicitkit.testing import ScriptedHuman, accept
+from tests.fastmcp.scenes import connect, fastmcp_handler, new_server
+from tests.scenes import ERAS, text_of
+
+pytestmark = pytest.mark.anyio
+
+FASTMCP_MODERN_ERROR = "elicitation via server-initiated requests is unavailable on 2026-07-28 connections."
+
+
+def test_importing_elicitkit_does_not_import_fastmcp() -> None:
+    code = (
+        "import sys, elicitkit, elicitkit.testing, elicitkit.stores, elicitkit.shell, elicitkit.channels\n"
+        "loaded = sorted(m for m in sys.modules if m.split('.')[0] == 'fastmcp')\n"
+        "assert not loaded, loaded\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_server_of_neither_framework_is_refused_by_name() -> None:
+    with pytest.raises(TypeError, match="MCPServer or a fastmcp FastMCP server, not object"):
+        Elicitation(object())  # type: ignore[arg-type]
+
+
+def test_one_elicitation_per_fastmcp_server() -> None:
+    server, _ = new_server()
+    with pytest.raises(ValueError, match="already has an Elicitation attached"):
+        Elicitation(server)
+
+
+def test_what_a_fastmcp_server_does_not_have_yet_is_refused_clearly(tmp_path: Any) -> None:
+    _, hitl = new_server()
+    with pytest.raises(TypeError, match="install_elicit_tool needs an mcp MCPServer"):
+        hitl.install_elicit_tool()
+    with pytest.raises(TypeError, match="add_shell_tools needs an mcp MCPServer"):
+        add_shell_tools(hitl, tmp_path)
+    # The SDK's server still takes both (its own tests cover them).
+    assert isinstance(Elicitation(MCPServer("sdk")).server, MCPServer)
+
+
+def unmodified_server() -> FastMCP:
+    """A tool written for fastmcp alone: it asks with fastmcp's own `ctx.elicit`."""
+    server = FastMCP("plain")
+
+    @server.tool
+    async def deploy(ctx: Context) -> str:
+        result = await ctx.elicit("Deploy?", bool)
+        return f"{result.action} {getattr(result, 'data', None)}"
+
+    return server
+
+
+@pytest.mark.parametrize("attached", [False, True], ids=["alone", "with-elicitkit"])
+async def test_fastmcp_s_own_ctx_elicit_fails_on_2026_07_28_as_fastmcp_documents(attached: bool) -> None:
+    server = unmodified_server()
+    if attached:
+        Elicitation(server)  # attaching alone changes nothing for tools that do not use it
+    human = ScriptedHuman(accept({"value": True}))
+    async with Client(server, elicitation_handler=fastmcp_handler(human)) as client:
+        assert client.protocol_version == ERAS["auto"]  # fastmcp's client negotiates 2026-07-28 by default
+        with pytest.raises(ToolError, match="^" + FASTMCP_MODERN_ERROR.replace(".", r"\.") + "$"):
+            await client.call_tool("deploy", {})
+    assert human.transcript == []  # nobody was asked
+
+
+@pytest.mark.parametrize("attached", [False, True], ids=["alone", "with-elicitkit"])
+async def test_fastmcp_s_own_ctx_elicit_still_works_on_2025_11_25(attached: bool) -> None:
+    server = unmodified_server()
+    if attached:
+        Elicitation(server)
+    human = ScriptedHuman(accept({"value": True}))
+    async with Client(server, mode="legacy", elicitation_handler=fastmcp_handler(human)) as client:
+        result = await client.call_tool("deploy", {})
+    assert text_of(result) == "accept True"
+    assert [q.message for q in human.transcript] == ["Deploy?"]
+
+
+class Counting(Middleware):
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    async def on_call_tool(self, context: MiddlewareContext[Any], call_next: Any) -> Any:
+        self.calls.append(context.message.name)
+        return await call_next(context)
+
+
+async def test_fastmcp_middleware_wraps_each_tool_run_once_however_many_rounds_it_takes(driver: str, mode: str) -> None:
+    server, hitl = new_server()
+    counting = Counting()
+    server.add_middleware(counting)
+
+    @server.tool
+    async def ship(ctx: Context) -> str:
+        first = await hitl.confirm(ctx, "Ship?")
+        second = await hitl.text(ctx, "Note?")
+        assert isinstance(first, Accepted) and isinstance(second, Accepted)
+        return f"{first.data} {second.data}"
+
+    human = ScriptedHuman(accept({"value": True}), accept({"value": "n"}))
+    async with connect(hitl, driver, mode, human) as client:
+        result = await client.call("ship")
+    assert text_of(result) == "True n"
+    assert counting.calls == ["ship"]  # the retries of 2026-07-28 resume the run; they do not call the tool again
