@@ -38,7 +38,7 @@ from elicitkit.stores.memory import MemoryBroker
 if TYPE_CHECKING:
     from fastmcp import FastMCP
 
-__all__ = ["Elicitation"]
+__all__ = ["ATTACHED", "Elicitation"]
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -46,7 +46,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 logger = logging.getLogger("elicitkit")
 
 DEFAULT_TIMEOUT = 300.0
-_ATTACHED = "_elicitkit_attached"
+ATTACHED = "_elicitkit_attached"
+"""The attribute under which a server keeps its `Elicitation`."""
 
 
 class Elicitation:
@@ -166,7 +167,7 @@ class Elicitation:
             raise ValueError(f'fallback must be "llm", "error" or an async callable, not {fallback!r}')
         seam = seam_for(server)
         lowlevel = seam.lowlevel
-        if getattr(server, _ATTACHED, None) is not None:
+        if getattr(server, ATTACHED, None) is not None:
             raise ValueError(
                 "This server already has an Elicitation attached; create one per server and share it between modules"
             )
@@ -220,7 +221,7 @@ class Elicitation:
         for channel in channels:
             desk.add(channel)
         self.via = via  # a default that names no added channel fails now, not at the first ask
-        setattr(server, _ATTACHED, self)
+        setattr(server, ATTACHED, self)
         lowlevel.middleware.append(self._engine.middleware)
         _mcp.wrap_lifespan(lowlevel, self._engine.host)
         _mcp.advertise_tasks(lowlevel)

@@ -7,22 +7,45 @@ own root dispatch and the SDK's `requestState` boundary, and its run host wraps
 the low-level lifespan (which fastmcp's in-memory client, its HTTP app and
 `run()` all enter). fastmcp's own middleware still wraps every tool body.
 
+Adopting a server (`elicitkit.fastmcp.adopt`) makes fastmcp's own
+`Context.elicit` ask through elicitkit for that server's tools: fastmcp has no
+seam for it (every tool call builds a fresh `Context`), so the method is wrapped
+once per process, and the wrapper sends a call on to elicitkit only when the
+context's server was adopted; every other server keeps fastmcp's own behaviour.
+
 Imported only when a fastmcp server or context is handed to elicitkit;
 `import elicitkit` never imports fastmcp.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from fastmcp import Context, FastMCP
+from fastmcp.server.elicitation import (
+    AcceptedElicitation,
+    CancelledElicitation,
+    DeclinedElicitation,
+    handle_elicit_accept,
+    parse_elicit_response_type,
+)
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from starlette.applications import Starlette
 from starlette.routing import Route
 
-__all__ = ["FastMCPSeam", "request_context"]
+from elicitkit._results import Accepted, Declined, ElicitationResult
+
+__all__ = ["AskRaw", "FastMCPSeam", "adopt_context_elicit", "request_context"]
+
+AskRaw = Callable[[Context, str, dict[str, Any]], Awaitable[ElicitationResult[Any]]]
+"""`(ctx, message, schema) -> result`: how an adopted server asks (its `Elicitation.elicit` with a raw schema)."""
+
+FastMCPElicitResult = AcceptedElicitation[Any] | DeclinedElicitation | CancelledElicitation
+
+_ADOPTED = "_elicitkit_adopted_elicit"
 
 
 class FastMCPSeam:
@@ -65,3 +88,52 @@ def request_context(ctx: Context) -> ServerRequestContext[Any, Any]:
         )
     rctx: ServerRequestContext[Any, Any] = wrapper._srctx  # pyright: ignore[reportPrivateUsage]
     return rctx
+
+
+def adopt_context_elicit(server: FastMCP[Any], ask: AskRaw) -> None:
+    """Make `ctx.elicit(...)` in `server`'s tools ask through `ask`, with fastmcp's own result types."""
+    setattr(server, _ADOPTED, ask)
+    if not getattr(Context.elicit, _ADOPTED, False):
+        Context.elicit = _adopting(Context.elicit)  # type: ignore[method-assign,assignment]  # wrapped, same signature
+
+
+def is_adopted(server: FastMCP[Any]) -> bool:
+    return getattr(server, _ADOPTED, None) is not None
+
+
+def _adopting(original: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+    @functools.wraps(original)
+    async def elicit(
+        self: Context,
+        message: str,
+        response_type: Any,
+        *,
+        response_title: str | None = None,
+        response_description: str | None = None,
+    ) -> FastMCPElicitResult:
+        fastmcp = self._fastmcp()  # pyright: ignore[reportPrivateUsage]  # (None once the server is gone)
+        ask: AskRaw | None = getattr(fastmcp, _ADOPTED, None)
+        if ask is None or self.is_background_task or self.request_context is None:
+            # Not adopted, or no request to ask from: fastmcp's own behaviour, errors included.
+            result: FastMCPElicitResult = await original(
+                self,
+                message,
+                response_type,
+                response_title=response_title,
+                response_description=response_description,
+            )
+            return result
+        # fastmcp's own parsing: the same schema goes out, and an answer comes back as the same type.
+        config = parse_elicit_response_type(
+            response_type, response_title=response_title, response_description=response_description
+        )
+        answer = await ask(self, message, config.schema)
+        if isinstance(answer, Accepted):
+            data = answer.data if isinstance(answer.data, Mapping) else answer.content
+            return handle_elicit_accept(config, dict(data or {}))
+        if isinstance(answer, Declined):
+            return DeclinedElicitation()
+        return CancelledElicitation()
+
+    setattr(elicit, _ADOPTED, True)
+    return elicit

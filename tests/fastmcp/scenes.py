@@ -14,7 +14,7 @@ from contextlib import asynccontextmanager
 from typing import Any, Protocol
 
 import mcp
-from fastmcp import Client, FastMCP
+from fastmcp import Client, Context, FastMCP
 from mcp_types import CallToolResult, ElicitRequestParams
 
 from elicitkit import Elicitation
@@ -29,9 +29,25 @@ class Caller(Protocol):
     async def call(self, tool: str, arguments: dict[str, Any] | None = None) -> CallToolResult: ...
 
 
+FASTMCP_MODERN_ERROR = "elicitation via server-initiated requests is unavailable on 2026-07-28 connections."
+"""What fastmcp's own `ctx.elicit` raises on a 2026-07-28 connection (as a `ToolError`)."""
+
+
 def new_server(name: str = "t", **options: Any) -> tuple[FastMCP, Elicitation]:
     server = FastMCP(name)
     return server, Elicitation(server, **options)
+
+
+def unmodified_server(name: str = "plain") -> FastMCP:
+    """A tool written for fastmcp alone: `deploy` asks with fastmcp's own `ctx.elicit` and says what came back."""
+    server = FastMCP(name)
+
+    @server.tool
+    async def deploy(ctx: Context) -> str:
+        result = await ctx.elicit("Deploy?", bool)
+        return f"{type(result).__name__} {result.action} {getattr(result, 'data', None)}"
+
+    return server
 
 
 def fastmcp_handler(human: ScriptedHuman) -> Any:

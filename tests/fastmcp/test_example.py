@@ -73,11 +73,17 @@ async def test_the_example_runs_as_a_stdio_server_for_the_sdk_s_client(mode: str
     ]
 
 
-async def test_the_docs_example_asks_on_both_eras(mode: str) -> None:
-    [block, *_] = re.findall(r"```python\n(.*?)```", (ROOT / "docs" / "fastmcp.md").read_text(), flags=re.S)
-    namespace: dict[str, Any] = {"__name__": "fastmcp_docs_example"}
-    exec(compile(block, "docs/fastmcp.md", "exec"), namespace)
-    human = ScriptedHuman(accept({"approved": True}), decline())
+def docs_example(index: int) -> dict[str, Any]:
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "docs" / "fastmcp.md").read_text(), flags=re.S)
+    namespace: dict[str, Any] = {"__name__": f"fastmcp_docs_example_{index}"}
+    exec(compile(blocks[index], "docs/fastmcp.md", "exec"), namespace)
+    return namespace
+
+
+@pytest.mark.parametrize("index", [0, 1], ids=["hitl.elicit", "adopt"])
+async def test_the_docs_examples_ask_on_both_eras(mode: str, index: int) -> None:
+    namespace = docs_example(index)
+    human = ScriptedHuman(accept({"approved": True} if index == 0 else {"value": True}), decline())
     async with Client(namespace["server"], mode=mode, elicitation_handler=fastmcp_handler(human)) as client:
         first = await client.call_tool("deploy", {"version": "2.1"})
         second = await client.call_tool("deploy", {"version": "2.2"})

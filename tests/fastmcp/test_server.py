@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("fastmcp")
 
-from fastmcp import Client, Context, FastMCP
+from fastmcp import Client, Context
 from fastmcp.exceptions import ToolError
 from fastmcp.server.middleware import Middleware, MiddlewareContext
 from mcp.server.mcpserver import MCPServer
@@ -18,12 +18,10 @@ from mcp.server.mcpserver import MCPServer
 from elicitkit import Accepted, Elicitation
 from elicitkit.shell import add_shell_tools
 from elicitkit.testing import ScriptedHuman, accept
-from tests.fastmcp.scenes import connect, fastmcp_handler, new_server
+from tests.fastmcp.scenes import FASTMCP_MODERN_ERROR, connect, fastmcp_handler, new_server, unmodified_server
 from tests.scenes import ERAS, text_of
 
 pytestmark = pytest.mark.anyio
-
-FASTMCP_MODERN_ERROR = "elicitation via server-initiated requests is unavailable on 2026-07-28 connections."
 
 
 def test_importing_elicitkit_does_not_import_fastmcp() -> None:
@@ -57,18 +55,6 @@ def test_what_a_fastmcp_server_does_not_have_yet_is_refused_clearly(tmp_path: An
     assert isinstance(Elicitation(MCPServer("sdk")).server, MCPServer)
 
 
-def unmodified_server() -> FastMCP:
-    """A tool written for fastmcp alone: it asks with fastmcp's own `ctx.elicit`."""
-    server = FastMCP("plain")
-
-    @server.tool
-    async def deploy(ctx: Context) -> str:
-        result = await ctx.elicit("Deploy?", bool)
-        return f"{result.action} {getattr(result, 'data', None)}"
-
-    return server
-
-
 @pytest.mark.parametrize("attached", [False, True], ids=["alone", "with-elicitkit"])
 async def test_fastmcp_s_own_ctx_elicit_fails_on_2026_07_28_as_fastmcp_documents(attached: bool) -> None:
     server = unmodified_server()
@@ -90,7 +76,7 @@ async def test_fastmcp_s_own_ctx_elicit_still_works_on_2025_11_25(attached: bool
     human = ScriptedHuman(accept({"value": True}))
     async with Client(server, mode="legacy", elicitation_handler=fastmcp_handler(human)) as client:
         result = await client.call_tool("deploy", {})
-    assert text_of(result) == "accept True"
+    assert text_of(result) == "AcceptedElicitation[Any] accept True"
     assert [q.message for q in human.transcript] == ["Deploy?"]
 
 
@@ -120,3 +106,16 @@ async def test_fastmcp_middleware_wraps_each_tool_run_once_however_many_rounds_i
         result = await client.call("ship")
     assert text_of(result) == "True n"
     assert counting.calls == ["ship"]  # the retries of 2026-07-28 resume the run; they do not call the tool again
+
+
+def test_the_fastmcp_api_is_adopt() -> None:
+    import elicitkit.fastmcp
+
+    assert elicitkit.fastmcp.__all__ == ["adopt"]
+
+
+def test_without_fastmcp_the_adopt_module_says_which_extra_to_install() -> None:
+    code = "import sys\nsys.modules['fastmcp'] = None  # as if it were not installed\nimport elicitkit.fastmcp\n"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert "ImportError: elicitkit.fastmcp needs fastmcp: pip install 'elicitkit[fastmcp]'" in done.stderr
