@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Annotated, Any
 
 from fastmcp import Context, FastMCP
+from fastmcp.server.dependencies import get_context
 from fastmcp.server.elicitation import (
     AcceptedElicitation,
     CancelledElicitation,
@@ -31,14 +32,22 @@ from fastmcp.server.elicitation import (
     handle_elicit_accept,
     parse_elicit_response_type,
 )
+from fastmcp.tools import Tool, ToolResult
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
+from mcp_types import CallToolResult, ToolAnnotations
+from pydantic import Field
+from pydantic.json_schema import SkipJsonSchema
 from starlette.applications import Starlette
 from starlette.routing import Route
 
 from elicitkit._results import Accepted, Declined, ElicitationResult
 
 __all__ = ["AskRaw", "FastMCPSeam", "adopt_context_elicit", "request_context"]
+
+RawHandler = Callable[[dict[str, Any], Any], Awaitable[CallToolResult]]
+"""A tool given as JSON: `(arguments, the tool's context) -> result` (`elicitkit._mcp.RawHandler`; it takes
+fastmcp's `Context` as it takes the SDK's)."""
 
 AskRaw = Callable[[Context, str, dict[str, Any]], Awaitable[ElicitationResult[Any]]]
 """`(ctx, message, schema) -> result`: how an adopted server asks (its `Elicitation.elicit` with a raw schema)."""
@@ -67,8 +76,46 @@ class FastMCPSeam:
     def add_system_tool(self, fn: Callable[..., Any], *, name: str, description: str) -> None:
         self.server.tool(fn, name=name, description=description, output_schema=None)
 
+    def add_raw_tool(
+        self,
+        handler: RawHandler,
+        *,
+        name: str,
+        description: str,
+        input_schema: dict[str, Any],
+        output_schema: dict[str, Any] | None = None,
+        title: str | None = None,
+        annotations: dict[str, Any] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        components = self.server.local_provider._components.values()  # pyright: ignore[reportPrivateUsage]
+        if any(isinstance(c, Tool) and c.name == name for c in components):
+            raise ValueError(f"The server already has a tool named {name!r}")
+        self.server.add_tool(
+            _RawTool(
+                handler=handler,
+                name=name,
+                title=title,
+                description=description,
+                parameters=input_schema,
+                output_schema=output_schema,
+                annotations=ToolAnnotations.model_validate(annotations) if annotations else None,
+                meta=meta,
+            )
+        )
+
     def http_app(self, **options: Any) -> Starlette:
         return self.server.http_app(**options)
+
+
+class _RawTool(Tool):
+    """A tool whose input schema is given as JSON and whose handler takes the arguments as they came (a tool in
+    another language brings its own schema, and its arguments are its own business)."""
+
+    handler: Annotated[SkipJsonSchema[RawHandler], Field(exclude=True)]
+
+    async def run(self, arguments: dict[str, Any]) -> ToolResult:
+        return self.convert_result(await self.handler(arguments, get_context()))
 
 
 def request_context(ctx: Context) -> ServerRequestContext[Any, Any]:

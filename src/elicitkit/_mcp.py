@@ -67,6 +67,9 @@ class ToolContext(Protocol):
     @property
     def request_context(self) -> Any: ...
 
+    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        """Both frameworks' contexts send `notifications/progress` for the call (when it has a progress token)."""
+
 
 def lowlevel(server: MCPServer[Any]) -> Server[Any]:
     """The SDK's low-level server under an `MCPServer`: where middleware, lifespan and extensions live."""
@@ -233,7 +236,8 @@ async def elicit_for_task(
     return result
 
 
-RawHandler = Callable[[dict[str, Any], Context[Any, Any]], Awaitable[CallToolResult]]
+RawHandler = Callable[[dict[str, Any], ToolContext], Awaitable[CallToolResult]]
+"""A tool given as JSON: `(arguments as they came, the tool's context) -> result`."""
 
 
 class _RawTool(Tool):

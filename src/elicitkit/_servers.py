@@ -44,6 +44,25 @@ class ServerSeam(Protocol):
         """Register a plain tool whose results are unstructured (elicitkit's middleware answers its calls)."""
         ...
 
+    def add_raw_tool(
+        self,
+        handler: _mcp.RawHandler,
+        *,
+        name: str,
+        description: str,
+        input_schema: dict[str, Any],
+        output_schema: dict[str, Any] | None = None,
+        title: str | None = None,
+        annotations: dict[str, Any] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        """Register `handler` as the tool `name`, advertising `input_schema` (and `output_schema`) as given.
+
+        Raises:
+            ValueError: the server already has a tool of that name.
+        """
+        ...
+
     def http_app(self, **options: Any) -> Starlette:
         """The server's streamable-HTTP ASGI app."""
         ...
@@ -67,6 +86,30 @@ class SdkSeam:
 
     def add_system_tool(self, fn: Callable[..., Any], *, name: str, description: str) -> None:
         self.server.add_tool(fn, name=name, description=description, structured_output=False)
+
+    def add_raw_tool(
+        self,
+        handler: _mcp.RawHandler,
+        *,
+        name: str,
+        description: str,
+        input_schema: dict[str, Any],
+        output_schema: dict[str, Any] | None = None,
+        title: str | None = None,
+        annotations: dict[str, Any] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        _mcp.add_raw_tool(
+            self.server,
+            handler,
+            name=name,
+            description=description,
+            input_schema=input_schema,
+            output_schema=output_schema,
+            title=title,
+            annotations=annotations,
+            meta=meta,
+        )
 
     def http_app(self, **options: Any) -> Starlette:
         return self.server.streamable_http_app(**options)

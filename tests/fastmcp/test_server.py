@@ -16,7 +16,6 @@ from fastmcp.server.middleware import Middleware, MiddlewareContext
 from mcp.server.mcpserver import MCPServer
 
 from elicitkit import Accepted, Elicitation
-from elicitkit.shell import add_shell_tools
 from elicitkit.testing import ScriptedHuman, accept
 from tests.fastmcp.scenes import FASTMCP_MODERN_ERROR, connect, fastmcp_handler, new_server, unmodified_server
 from tests.scenes import ERAS, text_of
@@ -45,13 +44,11 @@ def test_one_elicitation_per_fastmcp_server() -> None:
         Elicitation(server)
 
 
-def test_what_a_fastmcp_server_does_not_have_yet_is_refused_clearly(tmp_path: Any) -> None:
+def test_what_a_fastmcp_server_does_not_have_yet_is_refused_clearly() -> None:
     _, hitl = new_server()
     with pytest.raises(TypeError, match="install_elicit_tool needs an mcp MCPServer"):
         hitl.install_elicit_tool()
-    with pytest.raises(TypeError, match="add_shell_tools needs an mcp MCPServer"):
-        add_shell_tools(hitl, tmp_path)
-    # The SDK's server still takes both (its own tests cover them).
+    # The SDK's server still takes it (its own tests cover it).
     assert isinstance(Elicitation(MCPServer("sdk")).server, MCPServer)
 
 
