@@ -327,10 +327,8 @@ class Elicitation:
         Raises:
             ValueError: a destination names a channel that was not added, or there is none.
         """
-        if not isinstance(self.server, MCPServer):
-            raise TypeError("install_elicit_tool needs an mcp MCPServer for now; fastmcp servers get it later")
         limit = self._asking.limit(timeout)
-        _elicit_tool.install(self.server, self.elicit, self.channel_names, destinations or {}, name, limit)
+        _elicit_tool.install(self._seam, self.elicit, self.channel_names, destinations or {}, name, limit)
 
     @property
     def active_runs(self) -> int:

@@ -74,6 +74,9 @@ class FastMCPSeam:
         self.server.custom_route(route.path, methods=methods, include_in_schema=False)(route.endpoint)
 
     def add_system_tool(self, fn: Callable[..., Any], *, name: str, description: str) -> None:
+        if "ctx" in fn.__annotations__:
+            # Written for the SDK's server, whose Context the annotation names: fastmcp injects its own by type.
+            fn.__annotations__["ctx"] = Context
         self.server.tool(fn, name=name, description=description, output_schema=None)
 
     def add_raw_tool(

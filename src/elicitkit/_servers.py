@@ -41,7 +41,8 @@ class ServerSeam(Protocol):
         ...
 
     def add_system_tool(self, fn: Callable[..., Any], *, name: str, description: str) -> None:
-        """Register a plain tool whose results are unstructured (elicitkit's middleware answers its calls)."""
+        """Register one of elicitkit's own tools, written as for `MCPServer`, with unstructured results; its
+        parameter `ctx` (if it has one) receives the framework's own `Context`."""
         ...
 
     def add_raw_tool(
