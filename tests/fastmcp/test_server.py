@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("fastmcp")
 
-from fastmcp import Client, Context
+from fastmcp import Client, Context, FastMCP
 from fastmcp.exceptions import ToolError
 from fastmcp.server.middleware import Middleware, MiddlewareContext
 
@@ -107,3 +107,35 @@ def test_without_fastmcp_the_adopt_module_says_which_extra_to_install() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 1
     assert "ImportError: elicitkit.fastmcp needs fastmcp: pip install 'elicitkit[fastmcp]'" in done.stderr
+
+
+async def test_tools_of_a_mounted_server_ask_through_the_elicitation_of_the_server_that_serves_them(
+    driver: str, mode: str
+) -> None:
+    parent, hitl = new_server("parent")
+    child = FastMCP("child")
+
+    @child.tool
+    async def deploy(ctx: Context) -> str:
+        return f"{await hitl.confirm(ctx, 'Deploy?')}"
+
+    parent.mount(child, namespace="ops")
+    async with connect(hitl, driver, mode, ScriptedHuman(accept({"value": True}))) as client:
+        result = await client.call("ops_deploy")
+    assert text_of(result) == "Accepted(data=True, content={'value': True}, action='accept')"
+
+
+async def test_an_elicitation_attached_only_to_a_mounted_server_cannot_ask_on_2026_07_28() -> None:
+    parent, child = FastMCP("parent"), FastMCP("child")
+    hitl = Elicitation(child)
+
+    @child.tool
+    async def deploy(ctx: Context) -> str:
+        return f"{await hitl.confirm(ctx, 'Deploy?')}"
+
+    parent.mount(child, namespace="ops")
+    human = ScriptedHuman(accept({"value": True}))
+    async with Client(parent, elicitation_handler=fastmcp_handler(human)) as client:
+        with pytest.raises(ToolError, match="only be asked from a tool called through the server that Elicitation"):
+            await client.call_tool("ops_deploy", {})
+    assert human.transcript == []
