@@ -207,3 +207,28 @@ async def test_the_fallback_tool_is_listed_only_to_clients_that_need_it(driver: 
             names = {tool.name for tool in (tools.tools if hasattr(tools, "tools") else tools)}
         assert ("sendElicitationResult" in names) is listed, names
         assert "deploy" in names
+
+
+@pytest.mark.parametrize(("reply", "outcome"), [(accept(), "agreed to open it"), (decline(), "declined")])
+async def test_an_external_link_returns_once_the_person_agrees_or_declines_to_open_it(
+    driver: str, mode: str, reply: Any, outcome: str
+) -> None:
+    server, hitl = new_server(timeout=10)
+    checkout = "https://pay.example.com/checkout/42"
+
+    @server.tool
+    async def pay(ctx: Context) -> str:
+        match await hitl.elicit_url(ctx, "Pay the invoice", checkout):
+            case Accepted(data=None):
+                return "agreed to open it"
+            case Declined():
+                return "declined"
+            case other:
+                return f"unexpected {other!r}"
+
+    human = ScriptedHuman(reply)
+    async with connect(hitl, driver, mode, human) as client:
+        result = await client.call("pay")
+    assert text_of(result) == outcome
+    assert [(q.message, q.schema) for q in human.transcript] == [("Pay the invoice", None)]
+    await settled(hitl)
