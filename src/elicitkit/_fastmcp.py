@@ -60,8 +60,6 @@ _ADOPTED = "_elicitkit_adopted_elicit"
 class FastMCPSeam:
     """A `fastmcp.FastMCP` server."""
 
-    framework = "fastmcp"
-
     def __init__(self, server: FastMCP[Any]) -> None:
         self.server = server
 
@@ -145,10 +143,6 @@ def adopt_context_elicit(server: FastMCP[Any], ask: AskRaw) -> None:
     setattr(server, _ADOPTED, ask)
     if not getattr(Context.elicit, _ADOPTED, False):
         Context.elicit = _adopting(Context.elicit)  # type: ignore[method-assign,assignment]  # wrapped, same signature
-
-
-def is_adopted(server: FastMCP[Any]) -> bool:
-    return getattr(server, _ADOPTED, None) is not None
 
 
 def _adopting(original: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:

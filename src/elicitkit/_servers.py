@@ -31,11 +31,6 @@ class ServerSeam(Protocol):
         """The SDK's low-level server: its middleware, lifespan and extensions."""
         ...
 
-    @property
-    def framework(self) -> str:
-        """`"mcp"` or `"fastmcp"`, for messages about what is not supported where."""
-        ...
-
     def add_route(self, route: Route) -> None:
         """Serve `route` next to the MCP endpoint of the server's own HTTP app."""
         ...
@@ -71,8 +66,6 @@ class ServerSeam(Protocol):
 
 class SdkSeam:
     """The SDK's `MCPServer`."""
-
-    framework = "mcp"
 
     def __init__(self, server: MCPServer[Any]) -> None:
         self.server = server
