@@ -1,10 +1,12 @@
 """Two fastmcp nodes on one real Redis: a round's answer or the model's answer lands on the node that does not hold
-the run, and reaches the one that does. Each node is a `FastMCP` served by its own HTTP app on 127.0.0.1."""
+the run, and reaches the one that does; a killed owner's run is replayed by the other. Each node is a `FastMCP`
+served by its own HTTP app on 127.0.0.1 (in this process, or as a process of its own: tests/node_app.py)."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +20,7 @@ from elicitkit import Accepted, Elicitation
 from elicitkit.testing import serve_app
 from tests.redis_server import RedisServer
 from tests.scenes import Rounds, by_hand, pending_id, send_answer, text_of
+from tests.test_cluster import CODE_WORD, Node, assert_provisioned, provision, running
 
 pytestmark = pytest.mark.anyio
 
@@ -76,3 +79,27 @@ async def test_a_fallback_answer_landing_on_the_other_fastmcp_node_reaches_the_o
         final = await send_answer(on_a, pending_id(second), "accept", {"value": "small"})
     assert text_of(final) == "db go small on node-a"
     assert log == ["started on node-a", "created db on node-a"]
+
+
+def fastmcp_pair(store: str, effects: Path) -> tuple[Node, Node]:
+    """Two node processes (tests/node_app.py) serving their tools from a fastmcp `FastMCP`."""
+    nodes = Node(store, "node-a", effects), Node(store, "node-b", effects)
+    for node in nodes:
+        node.args += ["--framework", "fastmcp"]
+    return nodes
+
+
+async def test_the_other_fastmcp_node_replays_a_killed_owners_run_and_the_step_runs_once(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    effects = tmp_path / "effects.log"
+    a, b = fastmcp_pair(redis_server.url, effects)
+    cache = provision("cache")
+    async with running(a, b), by_hand(b.url) as on_b:
+        async with by_hand(a.url) as on_a:
+            first = await cache.start(on_a)
+            second = await cache.answer(on_a, first, CODE_WORD)  # A runs the step, then asks again
+            assert isinstance(second, InputRequiredResult)
+        a.kill()
+        final = await cache.answer(on_b, second, "small")
+    assert_provisioned(final, effects, "cache", "small", finished_on="node-b", created_on="node-a")
