@@ -100,7 +100,7 @@ class ChannelRoute:
         except anyio.get_cancelled_exc_class():
             # The server is shutting down (not the run ending, nor the question expiring): the question stays
             # open, recorded, and its answer replays the run after the restart.
-            kept = run.hosted and self.registry.stopping > 0 and anyio.current_time() < question.expires_at
+            kept = self.registry.kept_for_restart(run, question, anyio.current_time())
             raise
         finally:
             self.registry.untrack(asked_as, question)

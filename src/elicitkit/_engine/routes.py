@@ -311,11 +311,17 @@ class Asker:
         finally:
             question.withdrawable(None)
             self.registry.forget(question)
-            if run is not None and run.hosted and route.name == "mrtr" and question.mode == "form":
-                # The stored record must not outlive the question. (A link's record stays with its run: the
-                # journal says it was answered; so does a record the model answers by its elicitId, whose spent
-                # claim then refuses another answer and recognises the same one sent again. A hibernated run's
-                # stays open: its answer is journaled from it.)
+            # The stored record must not outlive the question. (A link's record stays with its run: the journal
+            # says it was answered; so does a record the model answers by its elicitId, whose spent claim then
+            # refuses another answer and recognises the same one sent again. A hibernated run's stays open: its
+            # answer is journaled from it; so does an open one's while the server shuts down, for the restart.)
+            if (
+                run is not None
+                and run.hosted
+                and route.name == "mrtr"
+                and question.mode == "form"
+                and not self.registry.kept_for_restart(run, question, anyio.current_time())
+            ):
                 await self._close_record(run, question)
         if question.answer is None:
             raise ElicitationTimeout(timeout)
