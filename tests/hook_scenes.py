@@ -82,18 +82,27 @@ class Scene:
     outcomes: list[str]
 
 
-def scene(route: str, mode: str, *contents: dict[str, Any], **options: Any) -> Scene:
-    """A server with one tool, `deploy`, that asks once on `route` and returns what it got, in words."""
+def scene(route: str, mode: str, *contents: dict[str, Any], framework: str = "mcp", **options: Any) -> Scene:
+    """A server with one tool, `deploy`, that asks once on `route` and returns what it got, in words.
+
+    `framework` is `mcp` (the SDK's `MCPServer`) or `fastmcp` (a `FastMCP`, whose tool takes fastmcp's `Context`).
+    """
     person = Person(*(contents or ({"approved": True},)))
-    server = MCPServer("hooks")
+    server: Any
+    if framework == "fastmcp":
+        import fastmcp
+
+        server, tool, context = fastmcp.FastMCP("hooks"), None, fastmcp.Context
+    else:
+        server, context = MCPServer("hooks"), Context
+        tool = server.tool()
     if route == "handler":
         options.setdefault("fallback", person.handler)
     options.setdefault("timeout", 10)
     hitl = Elicitation(server, **options)
     outcomes: list[str] = []
 
-    @server.tool()
-    async def deploy(ctx: Context) -> str:
+    async def deploy(ctx: Any) -> str:
         try:
             if route == "page":
                 model = Credentials if "key" in person.content else Approval
@@ -113,7 +122,24 @@ def scene(route: str, mode: str, *contents: dict[str, Any], **options: Any) -> S
         outcomes.append(outcome)
         return outcome
 
+    deploy.__annotations__["ctx"] = context  # each framework injects its own Context by this annotation
+    if tool is None:
+        server.tool(deploy)
+    else:
+        tool(deploy)
     return Scene(server, hitl, route, mode, person, outcomes)
+
+
+def _client(scene: Scene, callback: Any = None) -> Any:
+    """An in-memory client of the scene's server: the SDK's for an `MCPServer`, fastmcp's for a fastmcp server."""
+    if isinstance(scene.server, MCPServer):
+        return Client(scene.server, mode=scene.mode, elicitation_callback=callback)
+    import fastmcp
+
+    async def handler(message: str, response_type: Any, params: ElicitRequestParams, context: Any) -> Any:
+        return await callback(context, params)
+
+    return fastmcp.Client(scene.server, mode=scene.mode, elicitation_handler=handler if callback else None)
 
 
 async def ask(scene: Scene) -> str:
@@ -121,13 +147,13 @@ async def ask(scene: Scene) -> str:
     if scene.route == "page":
         return await _through_page(scene)
     if scene.route in ("native", "mrtr"):
-        async with Client(scene.server, mode=scene.mode, elicitation_callback=scene.person) as client:
+        async with _client(scene, scene.person) as client:
             result = await client.call_tool("deploy", {})
     elif scene.route == "llm":
-        async with Client(scene.server, mode=scene.mode) as client:
+        async with _client(scene) as client:
             result = await call_through_model(client, "deploy", {}, scene.person)
     else:
-        async with Client(scene.server, mode=scene.mode) as client:
+        async with _client(scene) as client:
             result = await client.call_tool("deploy", {})
     return _text(result)
 

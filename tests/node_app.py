@@ -2,6 +2,7 @@
 
     python tests/node_app.py --store URL --node NAME --effects FILE [--secret S]
                              [--lease SECONDS] [--forward-timeout SECONDS] [--gates DIR] [--trace]
+                             [--framework mcp|fastmcp]
 
 Prints `READY <port>` once it accepts connections. Its `provision` tool asks,
 performs a journaled side effect (appending a line to FILE), asks again, and
@@ -18,6 +19,8 @@ For the chaos tests (tests/chaos/):
   client closes the connection before the response starts, `ASK <message>` as
   a tool asks, `STEP <name> <arg> waits` as a gated step waits;
 - SIGUSR1 prints `STATS active_runs=<n> pending_questions=<n>`.
+
+`--framework fastmcp` serves the same tools from a fastmcp `FastMCP` (tests/fastmcp/).
 """
 
 from __future__ import annotations
@@ -51,8 +54,23 @@ def build(
     *,
     gates: Path | None = None,
     trace: Callable[[str], None] = lambda line: None,
-) -> tuple[MCPServer, Elicitation]:
-    server = MCPServer("cluster-test")
+    framework: str = "mcp",
+) -> tuple[Any, Elicitation]:
+    server: Any
+    if framework == "fastmcp":
+        # Run as a script, this file's folder comes first on sys.path, and tests/fastmcp/ would shadow fastmcp.
+        here = str(Path(__file__).resolve().parent)
+        sys.path[:] = [p for p in sys.path if str(Path(p or ".").resolve()) != here]
+        import fastmcp
+
+        server, context = fastmcp.FastMCP("cluster-test"), fastmcp.Context
+
+        def tool(fn: Any) -> Any:
+            fn.__annotations__["ctx"] = context  # fastmcp injects its own Context by this annotation
+            return server.tool(fn)
+    else:
+        server = MCPServer("cluster-test")
+        tool = server.tool()
     hitl = Elicitation(server, store=store, node_id=node, secret=secret, **timing)
 
     def effect(line: str) -> None:
@@ -74,7 +92,7 @@ def build(
         effect(f"open-ticket {name}")
         return f"ticket-{name}"
 
-    @server.tool()
+    @tool
     async def provision(name: str, ctx: Context) -> str:
         trace(f"ASK Provision {name}?")
         go = await hitl.text(ctx, f"Provision {name}? Say a code word.")
@@ -87,7 +105,7 @@ def build(
             return f"{name}: {vm} without a size"
         return f"{name}: {vm} {size.data} (code {go.data}) finished on {node}"
 
-    @server.tool()
+    @tool
     async def review(name: str, ctx: Context) -> str:
         """Its one side effect comes first: no step follows its questions."""
         ticket = await hitl.step(ctx, "open-ticket", lambda: open_ticket(name))
@@ -142,6 +160,7 @@ async def main() -> None:
     parser.add_argument("--forward-timeout", type=float)
     parser.add_argument("--gates", type=Path)
     parser.add_argument("--trace", action="store_true")
+    parser.add_argument("--framework", choices=["mcp", "fastmcp"], default="mcp")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
 
@@ -150,7 +169,7 @@ async def main() -> None:
             print(line, flush=True)
 
     timing = {"lease": args.lease, "forward_timeout": args.forward_timeout}
-    server, hitl = build(
+    _, hitl = build(
         args.store,
         args.node,
         args.effects,
@@ -158,6 +177,7 @@ async def main() -> None:
         {k: v for k, v in timing.items() if v is not None},
         gates=args.gates,
         trace=trace,
+        framework=args.framework,
     )
     asyncio.get_running_loop().add_signal_handler(
         signal.SIGUSR1,
@@ -167,7 +187,7 @@ async def main() -> None:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(traced(server.streamable_http_app(), trace), log_level="warning", lifespan="on")
+    config = uvicorn.Config(traced(hitl.http_app(), trace), log_level="warning", lifespan="on")
     http = uvicorn.Server(config)
     original = http.startup
 

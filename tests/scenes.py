@@ -20,7 +20,7 @@ from starlette.routing import Mount
 from starlette.types import ASGIApp
 
 from elicitkit import Accepted, Elicitation, ElicitationTimeout
-from elicitkit.testing import ScriptedHuman, accept, serve_http
+from elicitkit.testing import ScriptedHuman, accept, serve_app, serve_http
 
 ERAS = {"legacy": "2025-11-25", "auto": "2026-07-28"}
 Transport = Literal["memory", "http"]
@@ -56,10 +56,11 @@ def new_server(name: str = "t", **options: Any) -> tuple[MCPServer, Elicitation]
 
 @asynccontextmanager
 async def serving(hitl: Elicitation) -> AsyncIterator[str]:
-    """Serve over real streamable HTTP, with elicitkit's own links pointing at it; yield the MCP URL."""
-    async with serve_http(hitl.server) as url:
-        hitl.public_url = url.removesuffix("/mcp")
-        yield url
+    """Serve over real streamable HTTP (the server's own app: an `MCPServer`'s or a fastmcp server's), with
+    elicitkit's own links pointing at it; yield the MCP URL."""
+    async with serve_app(hitl.http_app()) as base:
+        hitl.public_url = base
+        yield f"{base}/mcp"
 
 
 @asynccontextmanager

@@ -78,6 +78,27 @@ async def test_another_node_on_the_same_sqlite_file_replays_the_run_and_the_step
     assert second.active_runs == 0
 
 
+async def test_an_answer_sent_after_a_clean_restart_is_taken_and_the_person_is_not_asked_again(tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path / 'state.db'}"
+    effects: list[str] = []
+    before, _ = node(store, effects, secret=SECRET)
+    after, restarted = node(store, effects, secret=SECRET)
+    async with connect(before) as one:
+        asked = await one.session.call_tool("order", {"item": "tea"}, allow_input_required=True)
+        assert isinstance(asked, InputRequiredResult)
+    # The first server shut down (its lifespan ended) with the question open; the client's answer reaches its
+    # restarted twin, which replays the run with that answer instead of asking for it again.
+    async with connect(after) as two:
+        then = await round_trip(two, asked, "3")
+        assert isinstance(then, InputRequiredResult)
+        assert [r.params.message for r in (then.input_requests or {}).values()] == ["Ship 3 tea?"]  # type: ignore[union-attr]
+        final = await round_trip(two, then, True)
+    assert isinstance(final, CallToolResult)
+    assert text(final) == "r-tea: 3 tea, shipped=True"
+    assert effects == ["charged tea"]
+    await settled(restarted)
+
+
 async def test_a_tampered_journal_fails_closed_with_a_clear_error(tmp_path: Path) -> None:
     path = tmp_path / "state.db"
     effects: list[str] = []

@@ -58,7 +58,7 @@ def test_implementation_modules_are_private() -> None:
     import pkgutil
 
     public = sorted(m.name for m in pkgutil.iter_modules(elicitkit.__path__) if not m.name.startswith("_"))
-    assert public == ["channels", "shell", "stores", "testing"]
+    assert public == ["channels", "fastmcp", "shell", "stores", "testing"]
 
 
 def test_the_shell_api_is_the_folder_server_and_the_sdk_path() -> None:

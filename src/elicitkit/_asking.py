@@ -12,7 +12,6 @@ from typing import Any
 
 import anyio
 from mcp.server.context import ServerRequestContext
-from mcp.server.mcpserver import Context
 
 from elicitkit import _mcp
 from elicitkit._audit import Audited
@@ -23,6 +22,7 @@ from elicitkit._engine.run import Run
 from elicitkit._helpers import FIELD
 from elicitkit._hookdata import Ask, Outcome, QuestionInfo
 from elicitkit._hooks import Hooks, pending
+from elicitkit._mcp import ToolContext
 from elicitkit._results import Accepted, Cancelled, Declined, ElicitationResult
 from elicitkit._schema.compile import FormSchema, compile_schema
 from elicitkit._timeouts import Timeout, check_message, seconds
@@ -59,7 +59,7 @@ class Asking:
 
     async def form(
         self,
-        ctx: Context[Any, Any],
+        ctx: ToolContext,
         message: str,
         schema: FormSchema,
         timeout: Timeout,
@@ -84,7 +84,7 @@ class Asking:
 
     async def __call__(
         self,
-        ctx: Context[Any, Any],
+        ctx: ToolContext,
         question: Question,
         limit: float,
         convert: Convert,
@@ -145,7 +145,7 @@ class _Exchange:
     def __init__(
         self,
         asking: Asking,
-        ctx: Context[Any, Any],
+        ctx: ToolContext,
         rctx: ServerRequestContext[Any, Any],
         question: Question,
         limit: float,

@@ -17,12 +17,14 @@ import math
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, TextContent
 from pydantic import Field
 
 from elicitkit._errors import ElicitationError, ElicitationTimeout, SchemaError
+from elicitkit._mcp import ToolContext
 from elicitkit._results import Accepted, Declined, ElicitationResult
+from elicitkit._servers import ServerSeam
 from elicitkit._timeouts import check_message
 from elicitkit.channels.base import Via, web
 
@@ -34,12 +36,12 @@ UI_TYPES = ("slack", "discord", "teams", "web")
 
 class Ask(Protocol):
     async def __call__(
-        self, ctx: Context[Any, Any], message: str, schema: Mapping[str, Any], *, via: Via, timeout: float
+        self, ctx: ToolContext, message: str, schema: Mapping[str, Any], *, via: Via, timeout: float
     ) -> ElicitationResult[Any]: ...
 
 
 def install(
-    server: MCPServer[Any],
+    server: ServerSeam,
     ask: Ask,
     channels: frozenset[str],
     destinations: Mapping[str, Via],
@@ -97,7 +99,7 @@ def install(
             return _result("decline", f"User declined: {reason}", reason=reason)
         return _result("cancel", "User canceled: the request was cancelled", reason="cancelled")
 
-    server.add_tool(elicit, name=name, description=DESCRIPTION, structured_output=False)
+    server.add_system_tool(elicit, name=name, description=DESCRIPTION)
 
 
 def _minutes(limit: float) -> str:

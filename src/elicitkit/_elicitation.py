@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
-from typing import Any, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import MCPServer
 from starlette.applications import Starlette
 from starlette.routing import Route
 
@@ -21,8 +21,10 @@ from elicitkit._fallback import DEFAULT_TOOL, Fallback, tool_description
 from elicitkit._helpers import TextFormat, choice_schema, choices_schema, confirm_schema, split_options, text_schema
 from elicitkit._hookdata import QuestionInfo
 from elicitkit._hooks import HookPoint, Hooks
+from elicitkit._mcp import ToolContext
 from elicitkit._results import ElicitationResult
 from elicitkit._schema.compile import compile_schema
+from elicitkit._servers import seam_for
 from elicitkit._timeouts import SERVER_DEFAULT, Timeout, check_seconds
 from elicitkit._urlmode import Links
 from elicitkit._web.app import PageIdentity
@@ -33,7 +35,10 @@ from elicitkit.stores import durable_store, store_and_broker
 from elicitkit.stores.base import Broker, Store
 from elicitkit.stores.memory import MemoryBroker
 
-__all__ = ["Elicitation"]
+if TYPE_CHECKING:
+    from fastmcp import FastMCP
+
+__all__ = ["ATTACHED", "Elicitation"]
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -42,11 +47,12 @@ logger = logging.getLogger("elicitkit")
 
 DEFAULT_TIMEOUT = 300.0
 DEFAULT_SESSION_IDLE_TIMEOUT = 600.0
-_ATTACHED = "_elicitkit_attached"
+ATTACHED = "_elicitkit_attached"
+"""The attribute under which a server keeps its `Elicitation`."""
 
 
 class Elicitation:
-    """Human-in-the-loop elicitation for an `MCPServer`, on every protocol era.
+    """Human-in-the-loop elicitation for an `MCPServer` (or a `fastmcp.FastMCP`), on every protocol era.
 
     ```python
     server = MCPServer("deploy-desk")
@@ -59,10 +65,12 @@ class Elicitation:
     ```
 
     Attaching installs a `tools/call` middleware and a lifespan hook on the
-    server; tools stay plain `@server.tool()` functions.
+    server's low-level SDK server; tools stay plain `@server.tool()` functions.
 
     Args:
-        server: the server to attach to.
+        server: the server to attach to: the SDK's `MCPServer`, or fastmcp's
+            `FastMCP` (`pip install 'elicitkit[fastmcp]'`; its tools pass their
+            fastmcp `Context` to `elicit` and the helpers).
         timeout: seconds to wait for each answer unless a call says otherwise;
             `None` waits without limit (a 2026-07-28 run still ends when the
             client does not come back within `run_expiry`).
@@ -128,12 +136,15 @@ class Elicitation:
             `None` keeps sessions until their client ends them. A `tools/call`
             waiting on its person is in flight and keeps its session. The
             SDK's own default is 30 minutes; a `session_idle_timeout` passed to
-            `server.streamable_http_app(...)` or `server.run(...)` wins.
+            `server.streamable_http_app(...)` or `server.run(...)` wins. On a
+            fastmcp server, its `http_app(session_idle_timeout=...)` and its
+            `FASTMCP_HTTP_SESSION_IDLE_TIMEOUT` setting win, and `None` leaves
+            fastmcp's own default.
     """
 
     def __init__(
         self,
-        server: MCPServer[Any],
+        server: MCPServer[Any] | FastMCP[Any],
         *,
         timeout: float | None = DEFAULT_TIMEOUT,
         run_expiry: float = 600.0,
@@ -167,7 +178,9 @@ class Elicitation:
         check_seconds(session_idle_timeout, "session_idle_timeout")
         if not (fallback in ("llm", "error") or callable(fallback)):
             raise ValueError(f'fallback must be "llm", "error" or an async callable, not {fallback!r}')
-        if getattr(server, _ATTACHED, None) is not None:
+        seam = seam_for(server)
+        lowlevel = seam.lowlevel
+        if getattr(server, ATTACHED, None) is not None:
             raise ValueError(
                 "This server already has an Elicitation attached; create one per server and share it between modules"
             )
@@ -177,15 +190,16 @@ class Elicitation:
         the_store, broker = store_and_broker(store, broker)
         shared = not isinstance(broker, MemoryBroker)
         if ring is not None:
-            _mcp.use_request_state_keys(server, ring.request_state_keys())
+            _mcp.use_request_state_keys(lowlevel, ring.request_state_keys())
         elif shared:
             logger.warning(
                 "elicitkit: a store shared between nodes is configured WITHOUT a secret: questions, answers and "
                 "journals are stored in plaintext, and a retry that reaches another node cannot be opened there. "
                 "Set Elicitation(secret=...) or ELICITKIT_SECRET on every node."
             )
-        ttl = _mcp.request_state_ttl(server)
+        ttl = _mcp.request_state_ttl(lowlevel)
         self.server = server
+        self._seam = seam
         self.node_id = node_id or new_id()
         policy = Policy(
             # A retry after the SDK's requestState TTL is refused before it reaches a run: stop waiting then.
@@ -220,23 +234,18 @@ class Elicitation:
         for channel in channels:
             desk.add(channel)
         self.via = via  # a default that names no added channel fails now, not at the first ask
-        setattr(server, _ATTACHED, self)
-        server.middleware.append(self._engine.middleware)
-        _mcp.drop_request_named_notifications(server)
-        _mcp.wrap_lifespan(server, self._engine.host)
-        _mcp.default_session_idle_timeout(server, session_idle_timeout)
-        _mcp.advertise_tasks(server)
-        # Registered on the server itself, so server.run("streamable-http") and streamable_http_app() serve the pages.
+        setattr(server, ATTACHED, self)
+        lowlevel.middleware.append(self._engine.middleware)
+        _mcp.drop_request_named_notifications(lowlevel)
+        _mcp.wrap_lifespan(lowlevel, self._engine.host)
+        seam.default_session_idle_timeout(session_idle_timeout)
+        _mcp.advertise_tasks(lowlevel)
+        # Registered on the server itself, so server.run("streamable-http") and its own HTTP app serve the pages.
         for route in self.routes():
-            server.custom_route(route.path, methods=sorted(route.methods or ()), include_in_schema=False)(
-                route.endpoint
-            )
+            seam.add_route(route)
         if fallback == "llm":
-            server.add_tool(
-                _send_elicitation_result,
-                name=fallback_tool,
-                description=tool_description(fallback_tool),
-                structured_output=False,
+            seam.add_system_tool(
+                _send_elicitation_result, name=fallback_tool, description=tool_description(fallback_tool)
             )
 
     # -- settings ---------------------------------------------------------------------------
@@ -288,9 +297,9 @@ class Elicitation:
         existing Starlette/FastAPI app instead, mount `server.streamable_http_app()`
         and add `hitl.routes()` (and run `server.session_manager.run()` in its lifespan).
         """
-        return self.server.streamable_http_app(**options)
+        return self._seam.http_app(**options)
 
-    async def step(self, ctx: Context[Any, Any], name: str, fn: Callable[[], T | Awaitable[T]]) -> T:
+    async def step(self, ctx: ToolContext, name: str, fn: Callable[[], T | Awaitable[T]]) -> T:
         """Run a side effect once per tool run, however often the run is replayed.
 
         `fn` (plain or async, no arguments) runs and its JSON-serializable
@@ -334,7 +343,7 @@ class Elicitation:
             ValueError: a destination names a channel that was not added, or there is none.
         """
         limit = self._asking.limit(timeout)
-        _elicit_tool.install(self.server, self.elicit, self.channel_names, destinations or {}, name, limit)
+        _elicit_tool.install(self._seam, self.elicit, self.channel_names, destinations or {}, name, limit)
 
     @property
     def active_runs(self) -> int:
@@ -346,15 +355,15 @@ class Elicitation:
         """Questions currently waiting for an answer."""
         return self._engine.registry.pending_questions
 
-    def principal(self, ctx: Context[Any, Any]) -> str | None:
+    def principal(self, ctx: ToolContext) -> str | None:
         """Who is calling, as elicitkit binds questions and answers to them (None when unauthenticated)."""
         return _mcp.principal(_mcp.request_context(ctx))
 
-    def supports(self, ctx: Context[Any, Any], mode: Mode = "form") -> bool:
+    def supports(self, ctx: ToolContext, mode: Mode = "form") -> bool:
         """True when this request's client can show `mode` elicitations itself (overrides applied)."""
         return self._engine.policy.native_possible(_mcp.request_context(ctx), mode)
 
-    def can_ask(self, ctx: Context[Any, Any]) -> bool:
+    def can_ask(self, ctx: ToolContext) -> bool:
         """True when a form question asked from this request can reach a person at all: through the client, a
         server-wide channel (`via`), the model's fallback, or the server's own fallback handler."""
         return self.supports(ctx) or self.via is not None or self._engine.policy.fallback != "error"
@@ -362,7 +371,7 @@ class Elicitation:
     @overload
     async def elicit(
         self,
-        ctx: Context[Any, Any],
+        ctx: ToolContext,
         message: str,
         schema: type[T],
         *,
@@ -374,7 +383,7 @@ class Elicitation:
     @overload
     async def elicit(
         self,
-        ctx: Context[Any, Any],
+        ctx: ToolContext,
         message: str,
         schema: Mapping[str, Any],
         *,
@@ -385,7 +394,7 @@ class Elicitation:
 
     async def elicit(
         self,
-        ctx: Context[Any, Any],
+        ctx: ToolContext,
         message: str,
         schema: Any,
         *,
@@ -427,7 +436,7 @@ class Elicitation:
 
     async def confirm(
         self,
-        ctx: Context[Any, Any],
+        ctx: ToolContext,
         message: str,
         *,
         title: str | None = None,
@@ -443,7 +452,7 @@ class Elicitation:
 
     async def text(
         self,
-        ctx: Context[Any, Any],
+        ctx: ToolContext,
         message: str,
         *,
         title: str | None = None,
@@ -462,7 +471,7 @@ class Elicitation:
 
     async def choice(
         self,
-        ctx: Context[Any, Any],
+        ctx: ToolContext,
         message: str,
         options: Sequence[str],
         *,
@@ -480,7 +489,7 @@ class Elicitation:
 
     async def titled_choice(
         self,
-        ctx: Context[Any, Any],
+        ctx: ToolContext,
         message: str,
         options: Mapping[str, str],
         *,
@@ -498,7 +507,7 @@ class Elicitation:
 
     async def choices(
         self,
-        ctx: Context[Any, Any],
+        ctx: ToolContext,
         message: str,
         options: Sequence[str],
         *,
@@ -521,7 +530,7 @@ class Elicitation:
 
     async def titled_choices(
         self,
-        ctx: Context[Any, Any],
+        ctx: ToolContext,
         message: str,
         options: Mapping[str, str],
         *,
@@ -551,7 +560,7 @@ class Elicitation:
 
     async def elicit_url(
         self,
-        ctx: Context[Any, Any],
+        ctx: ToolContext,
         message: str,
         url: str,
         *,
@@ -579,7 +588,7 @@ class Elicitation:
 
     async def secure_form(
         self,
-        ctx: Context[Any, Any],
+        ctx: ToolContext,
         message: str,
         schema: type[T],
         *,
@@ -598,7 +607,7 @@ class Elicitation:
 
     async def url_flow(
         self,
-        ctx: Context[Any, Any],
+        ctx: ToolContext,
         message: str,
         start: Callable[[str, str], str],
         *,

@@ -16,9 +16,9 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from mcp.server.context import HandlerResult
-from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, ElicitResult, ListToolsResult, TextContent
 
+from elicitkit._mcp import ToolContext
 from elicitkit._schema.choices import options_of
 
 __all__ = [
@@ -79,7 +79,7 @@ class PendingQuestion:
     """Seconds since the epoch."""
 
 
-FallbackHandler = Callable[[Context[Any, Any], PendingQuestion], Awaitable[ElicitResult]]
+FallbackHandler = Callable[[ToolContext, PendingQuestion], Awaitable[ElicitResult]]
 """`async (ctx, question) -> ElicitResult`: answers questions the client cannot show; the answer is validated."""
 
 Fallback = Literal["llm", "error"] | FallbackHandler

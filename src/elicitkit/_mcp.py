@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import functools
 import logging
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any
+from typing import Any, Protocol
 
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
+from mcp.server.lowlevel.server import Server
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
@@ -40,6 +42,7 @@ from mcp_types.version import is_version_at_least
 
 __all__ = [
     "MRTR_VERSION",
+    "ToolContext",
     "add_raw_tool",
     "capabilities",
     "client_info",
@@ -47,6 +50,7 @@ __all__ = [
     "drop_request_named_notifications",
     "error_data",
     "is_mrtr",
+    "lowlevel",
     "principal",
     "request_context",
     "request_state_ttl",
@@ -63,14 +67,28 @@ MRTR_VERSION = "2026-07-28"
 HostFactory = Callable[[Any], AbstractAsyncContextManager[None]]
 
 
-def wrap_lifespan(server: MCPServer[Any], host: HostFactory) -> None:
-    """Run `host(lifespan_state)` around every entry of the server's lifespan.
+class ToolContext(Protocol):
+    """What a tool hands to `elicit`: the SDK's `Context`, or a framework's built on the SDK (fastmcp's)."""
+
+    @property
+    def request_context(self) -> Any: ...
+
+    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        """Both frameworks' contexts send `notifications/progress` for the call (when it has a progress token)."""
+
+
+def lowlevel(server: MCPServer[Any]) -> Server[Any]:
+    """The SDK's low-level server under an `MCPServer`: where middleware, lifespan and extensions live."""
+    return server._lowlevel_server  # pyright: ignore[reportPrivateUsage]
+
+
+def wrap_lifespan(lowlevel: Server[Any], host: HostFactory) -> None:
+    """Run `host(lifespan_state)` around every entry of the low-level server's lifespan.
 
     The SDK enters the lifespan once per streamable-HTTP manager, once per
     stdio process and once per in-memory client: exactly the scopes in which
     suspended tool bodies may outlive the request that started them.
     """
-    lowlevel = server._lowlevel_server  # pyright: ignore[reportPrivateUsage]
     inner = lowlevel.lifespan
 
     @asynccontextmanager
@@ -101,9 +119,9 @@ def default_session_idle_timeout(server: MCPServer[Any], seconds: float | None) 
         setattr(server, name, with_default)
 
 
-def use_request_state_keys(server: MCPServer[Any], keys: list[bytes]) -> None:
+def use_request_state_keys(lowlevel: Server[Any], keys: list[bytes]) -> None:
     """Seal `requestState` with keys every node derives from the shared secret, keeping the SDK's TTL."""
-    middleware = server.middleware
+    middleware: list[ServerMiddleware[Any]] = lowlevel.middleware
     for i, existing in enumerate(middleware):
         if isinstance(existing, RequestStateBoundary):
             current: RequestStateSecurity = existing._security  # pyright: ignore[reportPrivateUsage]
@@ -115,13 +133,13 @@ def use_request_state_keys(server: MCPServer[Any], keys: list[bytes]) -> None:
                 keys=keys,
                 ttl=current.ttl,
                 bind_principal=current.bind_principal,
-                audience=current.audience if current.audience is not None else server.name,
+                audience=current.audience if current.audience is not None else lowlevel.name,
             )
-            middleware[i] = RequestStateBoundary(security, default_audience=server.name)
+            middleware[i] = RequestStateBoundary(security, default_audience=lowlevel.name)
             return
 
 
-def drop_request_named_notifications(server: MCPServer[Any]) -> None:
+def drop_request_named_notifications(lowlevel: Server[Any]) -> None:
     """Drop, before anything else sees it, a notification named like a request that carries a `requestState`
     (`tools/call`, ...).
 
@@ -129,7 +147,7 @@ def drop_request_named_notifications(server: MCPServer[Any]) -> None:
     raises there, which the SDK logs with its traceback. A notification has no handler and expects no answer:
     dropped first, it goes quietly, as the SDK drops every other notification it has no handler for.
     """
-    server.middleware.insert(0, _drop_request_named_notification)
+    lowlevel.middleware.insert(0, _drop_request_named_notification)
 
 
 async def _drop_request_named_notification(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
@@ -145,26 +163,34 @@ def error_data(exc: BaseException) -> ErrorData | None:
     return handler_exception_to_error_data(exc)
 
 
-def request_state_ttl(server: MCPServer[Any]) -> float | None:
+def request_state_ttl(lowlevel: Server[Any]) -> float | None:
     """How long the SDK accepts a sealed `requestState` on this server; a retry after that is refused."""
-    for middleware in server.middleware:
+    for middleware in lowlevel.middleware:
         if isinstance(middleware, RequestStateBoundary):
             ttl = middleware._security.ttl  # pyright: ignore[reportPrivateUsage]
             return float(ttl)
     return None
 
 
-def request_context(ctx: Context[Any, Any]) -> ServerRequestContext[Any, Any]:
-    """`ctx.request_context`, read straight from the model's private attributes.
+def request_context(ctx: ToolContext) -> ServerRequestContext[Any, Any]:
+    """The SDK's request context behind a tool's context; for the SDK's own `Context`, read straight from the
+    model's private attributes.
 
     The public property goes through pydantic's `__getattr__` for private
     attributes, ~5 µs on a 2-core machine: more than a tenth of elicitkit's own
     cost per question. Outside a request the property raises the SDK's own error.
+    Any other context is a framework's (fastmcp's), read by the module that knows it.
     """
     private = getattr(ctx, "__pydantic_private__", None)
     found = private.get("_request_context") if private else None
     if found is None:
-        return ctx.request_context
+        fastmcp = None if isinstance(ctx, Context) else sys.modules.get("fastmcp")
+        if fastmcp is not None and isinstance(ctx, fastmcp.Context):
+            from elicitkit import _fastmcp  # only a fastmcp tool gets here: fastmcp is loaded already
+
+            return _fastmcp.request_context(ctx)
+        sdk: ServerRequestContext[Any, Any] = ctx.request_context
+        return sdk
     rctx: ServerRequestContext[Any, Any] = found
     return rctx
 
@@ -240,10 +266,9 @@ def takes_tasks(rctx: ServerRequestContext[Any, Any]) -> bool:
     return bool(extensions) and TASKS_EXTENSION in extensions  # type: ignore[operator]
 
 
-def advertise_tasks(server: MCPServer[Any]) -> None:
+def advertise_tasks(lowlevel: Server[Any]) -> None:
     """Declare the 2026-07-28 tasks extension in `server/discover` (2025-11-25's `tasks` capability is added to
     the `initialize` result by elicitkit's middleware: the SDK has no field for it)."""
-    lowlevel = server._lowlevel_server  # pyright: ignore[reportPrivateUsage]
     lowlevel.extensions[TASKS_EXTENSION] = {}
 
 
@@ -261,7 +286,8 @@ async def elicit_for_task(
     return result
 
 
-RawHandler = Callable[[dict[str, Any], Context[Any, Any]], Awaitable[CallToolResult]]
+RawHandler = Callable[[dict[str, Any], ToolContext], Awaitable[CallToolResult]]
+"""A tool given as JSON: `(arguments as they came, the tool's context) -> result`."""
 
 
 class _RawTool(Tool):

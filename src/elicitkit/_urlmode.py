@@ -17,7 +17,6 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import anyio
-from mcp.server.mcpserver import Context
 from mcp.shared.exceptions import UrlElicitationRequiredError
 from mcp_types import ElicitRequestURLParams
 from starlette.routing import Route
@@ -28,6 +27,7 @@ from elicitkit._core.kinds import Answer, is_id, new_id
 from elicitkit._engine.engine import Engine
 from elicitkit._engine.question import Asked, Question
 from elicitkit._errors import ElicitationError
+from elicitkit._mcp import ToolContext
 from elicitkit._results import Accepted, Cancelled, Declined, ElicitationResult
 from elicitkit._schema.compile import FormSchema, compile_schema
 from elicitkit._schema.validate import to_data
@@ -131,7 +131,7 @@ class Links:
 
     async def elicit_url(
         self,
-        ctx: Context[Any, Any],
+        ctx: ToolContext,
         message: str,
         url: str,
         *,
@@ -143,7 +143,7 @@ class Links:
         check_message(message)
         check_url(url)
         question_id = new_id() if elicitation_id is None else check_elicitation_id(elicitation_id)
-        if required_error and not _mcp.is_mrtr(ctx.request_context.protocol_version):
+        if required_error and not _mcp.is_mrtr(_mcp.request_context(ctx).protocol_version):
             params = ElicitRequestURLParams(mode="url", message=message, url=url, elicitation_id=question_id)
             raise UrlElicitationRequiredError([params])
         limit = self.asking.limit(timeout)
@@ -152,7 +152,7 @@ class Links:
 
     async def secure_form(
         self,
-        ctx: Context[Any, Any],
+        ctx: ToolContext,
         message: str,
         schema: type[T],
         *,
@@ -177,14 +177,16 @@ class Links:
             question = Question(asked, anyio.current_time() + limit)
             return await self.asking(ctx, question, limit, convert)
         question_id = new_id()
-        token = self.tokens.mint(Link(question_id, _mcp.principal(ctx.request_context), "form", _link_expiry(limit)))
+        token = self.tokens.mint(
+            Link(question_id, _mcp.principal(_mcp.request_context(ctx)), "form", _link_expiry(limit))
+        )
         url = f"{self.base()}/elicit/f/{token}"
         question = self._url_question(message, url, form, limit, observable=True, question_id=question_id)
         return await self.asking(ctx, question, limit, convert)
 
     async def url_flow(
         self,
-        ctx: Context[Any, Any],
+        ctx: ToolContext,
         message: str,
         start: Callable[[str, str], str],
         *,
@@ -194,7 +196,7 @@ class Links:
         check_message(message)
         limit = self.asking.limit(timeout)
         question_id = new_id()
-        principal = _mcp.principal(ctx.request_context)
+        principal = _mcp.principal(_mcp.request_context(ctx))
         state = self.tokens.mint(Link(question_id, principal, "callback", _link_expiry(limit)))
         target = check_url(start(f"{self.base()}/elicit/cb", state))
         # The person goes through elicitkit first, which binds their browser: the callback must come back to it.

@@ -19,7 +19,6 @@ from typing import Any
 
 import anyio
 from mcp.server.context import ServerRequestContext
-from mcp.server.mcpserver import Context
 
 from elicitkit._core.journal import reusable_answer
 from elicitkit._core.kinds import ACTIONS, Answer, RouteName
@@ -31,6 +30,7 @@ from elicitkit._engine.registry import Registry
 from elicitkit._engine.routes import offer_task, wants_progress, while_alive
 from elicitkit._engine.run import Run
 from elicitkit._errors import ElicitationNotSupported
+from elicitkit._mcp import ToolContext
 from elicitkit._timeouts import LINK_LIFETIME_MAX
 from elicitkit._web.tokens import Link
 from elicitkit.channels.base import Channel, ChannelRefused, Closing, Prompt, Responder, Via
@@ -53,7 +53,7 @@ class ChannelRoute:
         self.desk = desk
 
     async def put(
-        self, ctx: Context[Any, Any], rctx: ServerRequestContext[Any, Any], run: Run | None, question: Question
+        self, ctx: ToolContext, rctx: ServerRequestContext[Any, Any], run: Run | None, question: Question
     ) -> None:
         assert run is not None  # `Asker.choose` refuses a channel question outside a run
         desk = self.desk
@@ -100,7 +100,7 @@ class ChannelRoute:
         except anyio.get_cancelled_exc_class():
             # The server is shutting down (not the run ending, nor the question expiring): the question stays
             # open, recorded, and its answer replays the run after the restart.
-            kept = run.hosted and self.registry.stopping > 0 and anyio.current_time() < question.expires_at
+            kept = self.registry.kept_for_restart(run, question, anyio.current_time())
             raise
         finally:
             self.registry.untrack(asked_as, question)

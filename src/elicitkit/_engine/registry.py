@@ -63,6 +63,12 @@ class Registry:
         if previous is not None:
             previous.cancel()
 
+    def kept_for_restart(self, run: Run, question: Question, now: float) -> bool:
+        """Whether `question`'s record outlives this process: the server is shutting down while the question of a
+        hosted run is still open and in time, so its answer, sent after the restart, replays the run (not so when
+        the run ends, or the question is answered or expires)."""
+        return run.hosted and self.stopping > 0 and question.answer is None and now < question.expires_at
+
     def forget(self, question: Question) -> None:
         """`question` is closed (answered, timed out, withdrawn): nothing reaches it any more."""
         if question.is_open and question.run_id is not None:  # an answered one left its run when answered

@@ -23,7 +23,6 @@ from typing import Any, Protocol, TypeVar
 
 import anyio
 from mcp.server.context import ServerRequestContext
-from mcp.server.mcpserver import Context
 from mcp.shared.exceptions import MCPError, NoBackChannelError
 from pydantic import ValidationError
 
@@ -46,6 +45,7 @@ from elicitkit._errors import (
     Problem,
 )
 from elicitkit._fallback import PendingQuestion
+from elicitkit._mcp import ToolContext
 
 __all__ = ["Asker", "keep_alive", "offer_task", "wants_progress", "while_alive"]
 
@@ -60,7 +60,7 @@ class Route(Protocol):
     """Its questions can be reached from outside the asking task (pages, a session's newer question)."""
 
     async def put(
-        self, ctx: Context[Any, Any], rctx: ServerRequestContext[Any, Any], run: Run | None, question: Question
+        self, ctx: ToolContext, rctx: ServerRequestContext[Any, Any], run: Run | None, question: Question
     ) -> None:
         """Put `question` to the person; return once it has its answer (the caller bounds the wait).
 
@@ -92,7 +92,7 @@ class NativeRoute:
         self.door = door
 
     async def put(
-        self, ctx: Context[Any, Any], rctx: ServerRequestContext[Any, Any], run: Run | None, question: Question
+        self, ctx: ToolContext, rctx: ServerRequestContext[Any, Any], run: Run | None, question: Question
     ) -> None:
         task = run is not None and run.task
         withdraw = question.withdrawing
@@ -160,7 +160,7 @@ class MrtrRoute:
         self.records = records
 
     async def put(
-        self, ctx: Context[Any, Any], rctx: ServerRequestContext[Any, Any], run: Run | None, question: Question
+        self, ctx: ToolContext, rctx: ServerRequestContext[Any, Any], run: Run | None, question: Question
     ) -> None:
         assert run is not None
         await self.records.save_pending(run, question, self.policy.wall_expiry(question))
@@ -182,7 +182,7 @@ class ModelRoute(MrtrRoute):
         self.registry = registry
 
     async def put(
-        self, ctx: Context[Any, Any], rctx: ServerRequestContext[Any, Any], run: Run | None, question: Question
+        self, ctx: ToolContext, rctx: ServerRequestContext[Any, Any], run: Run | None, question: Question
     ) -> None:
         self.registry.track(question.id, question)
         await super().put(ctx, rctx, run, question)
@@ -197,7 +197,7 @@ class HandlerRoute:
         self.door = door
 
     async def put(
-        self, ctx: Context[Any, Any], rctx: ServerRequestContext[Any, Any], run: Run | None, question: Question
+        self, ctx: ToolContext, rctx: ServerRequestContext[Any, Any], run: Run | None, question: Question
     ) -> None:
         assert callable(self.policy.fallback)
         await question.reached("sent")
@@ -256,7 +256,7 @@ class Asker:
 
     async def ask(
         self,
-        ctx: Context[Any, Any],
+        ctx: ToolContext,
         run: Run | None,
         question: Question,
         timeout: float,
@@ -311,11 +311,17 @@ class Asker:
         finally:
             question.withdrawable(None)
             self.registry.forget(question)
-            if run is not None and run.hosted and route.name == "mrtr" and question.mode == "form":
-                # The stored record must not outlive the question. (A link's record stays with its run: the
-                # journal says it was answered; so does a record the model answers by its elicitId, whose spent
-                # claim then refuses another answer and recognises the same one sent again. A hibernated run's
-                # stays open: its answer is journaled from it.)
+            # The stored record must not outlive the question. (A link's record stays with its run: the journal
+            # says it was answered; so does a record the model answers by its elicitId, whose spent claim then
+            # refuses another answer and recognises the same one sent again. A hibernated run's stays open: its
+            # answer is journaled from it; so does an open one's while the server shuts down, for the restart.)
+            if (
+                run is not None
+                and run.hosted
+                and route.name == "mrtr"
+                and question.mode == "form"
+                and not self.registry.kept_for_restart(run, question, anyio.current_time())
+            ):
                 await self._close_record(run, question)
         if question.answer is None:
             raise ElicitationTimeout(timeout)

@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, ValidationError
-from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, TextContent
 
 from elicitkit import _mcp
+from elicitkit._mcp import ToolContext
+from elicitkit._servers import seam_for
 from elicitkit._timeouts import SERVER_DEFAULT, Timeout, check_seconds
 from elicitkit.shell._folder import FolderError, ShellTool, find_tools
 from elicitkit.shell._runner import SDK_DIR, Options, run_tool
@@ -60,12 +61,12 @@ def add_shell_tools(
         FolderError: the folder or a tool's metadata is malformed, or a name is taken.
     """
     check_seconds(timeout, "timeout")
+    server = seam_for(hitl.server)
     project, tools = find_tools(folder)
     options = Options(timeout=timeout, question_timeout=question_timeout, inherit_env=inherit_env, env=env)
     for tool in tools:
         try:
-            _mcp.add_raw_tool(
-                hitl.server,
+            server.add_raw_tool(
                 _handler(hitl, tool, project, options),
                 name=tool.name,
                 description=tool.description,
@@ -86,7 +87,7 @@ def _handler(hitl: Elicitation, tool: ShellTool, project: Path, options: Options
     except SchemaError as exc:
         raise FolderError(f"{tool.script}: inputSchema is not a valid JSON schema: {exc.message}") from None
 
-    async def call(arguments: dict[str, Any], ctx: Context[Any, Any]) -> Any:
+    async def call(arguments: dict[str, Any], ctx: ToolContext) -> Any:
         problems = [_problem(error) for error in validator.iter_errors(arguments)]
         if problems:  # the model's mistake to read and correct, as the SDK reports a Python tool's
             text = f"Invalid arguments for tool {tool.name}: " + "; ".join(sorted(problems))

@@ -25,8 +25,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from mcp.server.mcpserver import Context
-
 from elicitkit._core.kinds import new_id
 from elicitkit._errors import (
     ElicitationClientError,
@@ -36,6 +34,7 @@ from elicitkit._errors import (
     InvalidElicitationContent,
     SchemaError,
 )
+from elicitkit._mcp import ToolContext
 from elicitkit._results import Accepted, Declined
 from elicitkit._timeouts import Timeout
 
@@ -151,7 +150,7 @@ def _spec_shapes(schema: dict[str, Any]) -> dict[str, Any]:
     return {**schema, "properties": fixed}
 
 
-async def ask(hitl: Elicitation, ctx: Context[Any, Any], question: ShellQuestion, default_timeout: Timeout) -> Reply:
+async def ask(hitl: Elicitation, ctx: ToolContext, question: ShellQuestion, default_timeout: Timeout) -> Reply:
     """Ask `question` and return what the script is told; nothing the person typed is logged."""
     timeout = question.timeout if question.timeout is not None else default_timeout
     try:

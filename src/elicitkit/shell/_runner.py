@@ -31,11 +31,12 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import ByteReceiveStream, Process
-from mcp.server.mcpserver import Context
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, TextContent
 from pydantic import ValidationError
 
+from elicitkit import _mcp
+from elicitkit._mcp import ToolContext
 from elicitkit._timeouts import SERVER_DEFAULT, Timeout
 from elicitkit.shell._channel import CallFolder
 from elicitkit.shell._folder import ShellTool
@@ -75,7 +76,7 @@ async def run_tool(
     project: Path,
     options: Options,
     arguments: dict[str, Any],
-    ctx: Context[Any, Any],
+    ctx: ToolContext,
 ) -> CallToolResult:
     """Run `tool` once with `arguments`, asking its questions through `hitl`, and return its result."""
     folder = CallFolder()
@@ -102,7 +103,7 @@ async def _supervise(
     hitl: Elicitation,
     tool: ShellTool,
     options: Options,
-    ctx: Context[Any, Any],
+    ctx: ToolContext,
     folder: CallFolder,
     process: Process,
     clock: _Clock,
@@ -142,7 +143,7 @@ def _environment(
     project: Path,
     options: Options,
     arguments: dict[str, Any],
-    ctx: Context[Any, Any],
+    ctx: ToolContext,
     folder: CallFolder,
 ) -> dict[str, str]:
     base = dict(os.environ) if options.inherit_env else {k: os.environ[k] for k in _MINIMAL_ENV if k in os.environ}
@@ -192,9 +193,9 @@ def _with_own_bin(path: str) -> str:
     return os.pathsep.join([own, *(p for p in path.split(os.pathsep) if p and p != own)])
 
 
-def _wire_meta(ctx: Context[Any, Any]) -> dict[str, Any]:
+def _wire_meta(ctx: ToolContext) -> dict[str, Any]:
     """The call's `_meta` as the client sent it (mcp-bash hands it to tools as MCP_TOOL_META_JSON)."""
-    params = ctx.request_context.params
+    params = _mcp.request_context(ctx).params
     meta = params.get("_meta") if isinstance(params, dict) else None
     return dict(meta) if isinstance(meta, dict) else {}
 

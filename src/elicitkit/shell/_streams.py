@@ -15,8 +15,8 @@ import logging
 from typing import Any
 
 import anyio
-from mcp.server.mcpserver import Context
 
+from elicitkit._mcp import ToolContext
 from elicitkit.shell._channel import CallFolder
 
 __all__ = ["Notifications"]
@@ -38,7 +38,7 @@ _LEVELS = {
 class Notifications:
     """A call's progress and log lines: handed on while the tool runs, and what is left once it exits."""
 
-    def __init__(self, folder: CallFolder, ctx: Context[Any, Any], tool: str) -> None:
+    def __init__(self, folder: CallFolder, ctx: ToolContext, tool: str) -> None:
         self.folder, self.ctx, self.tool = folder, ctx, tool
 
     async def run(self) -> None:
