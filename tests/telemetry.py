@@ -6,6 +6,7 @@ A process has one global tracer and meter provider, set once: the `telemetry_ins
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from opentelemetry import metrics, trace
@@ -14,6 +15,7 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
 
 
 class Telemetry:
@@ -32,10 +34,25 @@ class Telemetry:
         return found
 
 
+class PrivateIdGenerator(RandomIdGenerator):
+    """Span and trace ids from a generator of its own: the SDK's default draws from the `random` module's global
+    state, which a server thread creating spans would then change under hypothesis's feet while it generates an
+    example in the main thread (tests/properties/ reads that as a strategy using `random`)."""
+
+    def __init__(self) -> None:
+        self._random = random.Random()
+
+    def generate_span_id(self) -> int:
+        return self._random.getrandbits(64) or 1
+
+    def generate_trace_id(self) -> int:
+        return self._random.getrandbits(128) or 1
+
+
 def install() -> Telemetry:
     """Make the SDK's providers global, exporting to memory; call once per process."""
     telemetry = Telemetry()
-    tracer_provider = TracerProvider()
+    tracer_provider = TracerProvider(id_generator=PrivateIdGenerator())
     tracer_provider.add_span_processor(SimpleSpanProcessor(telemetry.spans))
     trace.set_tracer_provider(tracer_provider)
     metrics.set_meter_provider(MeterProvider(metric_readers=[telemetry.metrics]))
