@@ -26,7 +26,7 @@ from elicitkit._schema.compile import compile_schema
 from elicitkit._timeouts import SERVER_DEFAULT, Timeout, check_seconds
 from elicitkit._urlmode import Links
 from elicitkit._web.app import PageIdentity
-from elicitkit._web.limits import DEFAULT_BODY_LIMITS, BodyLimits
+from elicitkit._web.limits import DEFAULT_BODY_LIMITS, BodyLimits, bodies_first
 from elicitkit._web.tokens import LinkTokens
 from elicitkit.channels.base import Channel, Via
 from elicitkit.stores import durable_store, store_and_broker
@@ -120,7 +120,7 @@ class Elicitation:
         via: where questions go unless a call says otherwise: a channel
             (`slack("#deploys")`, `web()`, ...), or None for the MCP client.
         body_limits: how large a body elicitkit's pages take (256 KiB) and how
-            long any of its routes waits for one (10 s); see `BodyLimits`.
+            long any of its routes, and the MCP endpoint, waits for one (10 s); see `BodyLimits`.
     """
 
     def __init__(
@@ -213,6 +213,8 @@ class Elicitation:
         setattr(server, _ATTACHED, self)
         server.middleware.append(self._engine.middleware)
         _mcp.wrap_lifespan(server, self._engine.host)
+        # The MCP endpoint reads a body first too, so a client that drops its connection mid-body is no error.
+        _mcp.guard_http_bodies(server, lambda app, path: bodies_first(app, body_limits.read_timeout, path))
         _mcp.advertise_tasks(server)
         # Registered on the server itself, so server.run("streamable-http") and streamable_http_app() serve the pages.
         for route in self.routes():

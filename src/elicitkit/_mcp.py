@@ -36,6 +36,9 @@ from mcp_types import (
 from mcp_types.methods import MONOLITH_REQUESTS, validate_client_request
 from mcp_types.version import is_version_at_least
 from pydantic import ValidationError
+from starlette.applications import Starlette
+from starlette.routing import Route
+from starlette.types import ASGIApp
 
 __all__ = [
     "MRTR_VERSION",
@@ -43,6 +46,7 @@ __all__ = [
     "capabilities",
     "check_params",
     "client_info",
+    "guard_http_bodies",
     "is_mrtr",
     "principal",
     "request_context",
@@ -76,6 +80,22 @@ def wrap_lifespan(server: MCPServer[Any], host: HostFactory) -> None:
             yield state
 
     lowlevel.lifespan = lifespan
+
+
+def guard_http_bodies(server: MCPServer[Any], guard: Callable[[ASGIApp, str], ASGIApp]) -> None:
+    """Have every `server.streamable_http_app()` pass its MCP endpoint's requests through `guard(app, path)`."""
+    build = server.streamable_http_app
+
+    @functools.wraps(build)
+    def streamable_http_app(**options: Any) -> Starlette:
+        app = build(**options)
+        path = options.get("streamable_http_path", "/mcp")
+        for route in app.router.routes:
+            if isinstance(route, Route) and route.path == path:
+                route.app = guard(route.app, path)
+        return app
+
+    server.streamable_http_app = streamable_http_app  # type: ignore[method-assign]
 
 
 def use_request_state_keys(server: MCPServer[Any], keys: list[bytes]) -> None:
