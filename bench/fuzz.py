@@ -42,6 +42,11 @@ The first offending requests are printed (repr, truncated), with the server's
 log record for a traceback (the server tags every record with the request that
 was being served).
 
+What the SDK itself does with the methods elicitkit never touches (`prompts/*`,
+`resources/*`, `completion/complete`, `logging/setLevel`) is counted apart, as
+`sdk_only` on a line before the last: `mcp` 2.3 answers `prompts/get` for an
+unknown prompt with a traceback in the log (and -32603 on 2026-07-28).
+
 How to run
 ----------
 From the repository root (needs `redis-server` on PATH, as the tests do)::
@@ -50,7 +55,10 @@ From the repository root (needs `redis-server` on PATH, as the tests do)::
     .venv/bin/python bench/fuzz.py --n 2000 --seed 7 --stores sqlite
 
 The last line is always ``crashes=N internal_errors=N tracebacks=N``; the lines
-before it give the requests sent per store and era, the rate and the time taken.
+before it give the requests sent per store and era, the live material harvested
+and used (requestStates, task ids, page forms, ... : how deep the fuzzing got),
+client timeouts (calls held for a person past 5 s, not an error), the rate and
+the time taken.
 """
 
 from __future__ import annotations
@@ -310,10 +318,17 @@ class Target:
         if process.stdout is not None:
             process.stdout.close()
 
-    def new_log(self) -> str:
+    def new_log(self, *, final: bool = False) -> str:
+        """What the server wrote since the last call, up to its last record's start (that record may be
+        incomplete: it comes with the next call), or all of it when `final`."""
         with self.log.open("rb") as f:
             f.seek(self._read)
             data = f.read()
+        if not final:
+            last = max(
+                data.rfind(b"\n" + level) for level in (b"DEBUG|", b"INFO|", b"WARNING|", b"ERROR|", b"CRITICAL|")
+            )
+            data = data[: last + 1] if last >= 0 else b""
         self._read += len(data)
         return data.decode("utf-8", "replace")
 
@@ -373,8 +388,7 @@ class Stats:
         self.methods[fid] = method
         if len(self.recent) > 50_000:
             for old in list(self.recent)[:10_000]:
-                del self.recent[old]
-                self.methods.pop(old, None)
+                del self.recent[old]  # its method stays: a late traceback is still told apart (SDK_ONLY)
 
 
 def short(value: Any, limit: int = 600) -> str:
@@ -1072,7 +1086,7 @@ async def sse_messages(response: httpx.Response) -> Any:
 # -- the run -------------------------------------------------------------------------
 
 
-async def watch(target: Target, stats: Stats, done: anyio.Event) -> None:
+async def watch(name: str, target: Target, stats: Stats, done: anyio.Event) -> None:
     """Count a dead or unresponsive server as a crash, and start it again."""
     ping = json.dumps(
         {
@@ -1094,6 +1108,7 @@ async def watch(target: Target, stats: Stats, done: anyio.Event) -> None:
                 await done.wait()
             if done.is_set():
                 return
+            count_log(name, target, stats)  # while the requests that caused them are still remembered
             process = target.process
             dead = process is None or process.poll() is not None
             if not dead:
@@ -1136,7 +1151,7 @@ async def fuzz_store(
     limits = httpx.Limits(max_connections=4 * args.concurrency, max_keepalive_connections=2 * args.concurrency)
     try:
         async with httpx.AsyncClient(timeout=REQUEST_TIMEOUT, limits=limits) as http, anyio.create_task_group() as tg:
-            tg.start_soon(watch, target, stats, done)
+            tg.start_soon(watch, name, target, stats, done)
             async with anyio.create_task_group() as workers:
                 for i in range(args.concurrency):
                     era = (OLD, NEW)[i % 2]
@@ -1155,9 +1170,14 @@ async def fuzz_store(
 
 
 async def finish(name: str, target: Target, stats: Stats) -> None:
-    """Stop the server, then count the ERROR records and tracebacks it wrote, shutdown included."""
+    """Stop the server, then count the ERROR records and tracebacks it wrote last, shutdown included."""
     await target.stop()
-    for fid, text in bad_records(target.new_log()):
+    count_log(name, target, stats, final=True)
+
+
+def count_log(name: str, target: Target, stats: Stats, *, final: bool = False) -> None:
+    """Count the ERROR records and tracebacks the server wrote since the last look."""
+    for fid, text in bad_records(target.new_log(final=final)):
         request = stats.recent.get(fid, f"request {fid} (no longer kept)") if fid != "-" else "outside a request"
         stats.offend("tracebacks", f"[{name}] {request}\n    {text}", stats.methods.get(fid))
 
