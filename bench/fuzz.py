@@ -352,7 +352,16 @@ def bad_records(text: str) -> list[tuple[str, str]]:
             counted = True
         if counted:
             found[-1][1].append(line)
-    return [(fid, "\n    ".join(lines[:1] + lines[-8:])) for fid, lines in found]
+    return [(fid, "\n    ".join(excerpt(lines))) for fid, lines in found]
+
+
+def excerpt(lines: list[str]) -> list[str]:
+    """The record's line, the end of each exception in its chain (the cause first), and the last lines."""
+    shown = lines[:1]
+    for i, line in enumerate(lines):
+        if "The above exception was the direct cause" in line or "During handling of the above exception" in line:
+            shown += [*lines[max(1, i - 5) : i], "    ..."]
+    return shown + lines[-6:]
 
 
 # -- counting ------------------------------------------------------------------------
