@@ -308,13 +308,11 @@ class Target:
             return
         if process.poll() is None:
             process.terminate()
-            T0 = time.perf_counter()
             try:
                 await anyio.to_thread.run_sync(process.wait, 10)
             except subprocess.TimeoutExpired:
                 process.kill()
                 await anyio.to_thread.run_sync(process.wait)
-            print("STOP", time.perf_counter() - T0, file=sys.stderr)
         if process.stdout is not None:
             process.stdout.close()
 
