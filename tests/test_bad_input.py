@@ -189,3 +189,33 @@ async def test_a_2025_client_that_never_replies_readably_ends_the_question_after
     assert len(client.asked) == 3
     text = result["content"][0]["text"]
     assert text.startswith("refused: ") and "not a valid elicitation result" in text
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"name": False, "arguments": {}},
+        {"name": "ask", "arguments": [{}]},
+        {"name": "ask", "arguments": -1e-320},
+        {"arguments": {}},
+    ],
+    ids=["name-not-a-string", "arguments-a-list", "arguments-a-number", "no-name"],
+)
+@pytest.mark.parametrize("task", [True, False], ids=["as-a-task", "plain"])
+async def test_a_2025_tool_call_whose_params_are_not_a_tool_call_is_refused_before_it_runs(
+    params: dict[str, Any], task: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    if task:
+        params = {**params, "task": {"ttl": 60000}}
+    async with serve_http(confirm_server()) as url, httpx.AsyncClient(timeout=10) as http:
+        client = RawClient(http, url, [])
+        with anyio.fail_after(10):
+            await client.start()
+            response = await http.post(url, json=_request(7, "tools/call", params), headers=client.headers)
+            refused = json.loads(next(line[5:] for line in response.text.splitlines() if line.startswith("data:")))
+            # Still serving, and no task was left to fail later.
+            listed = await http.post(url, json=_request(8, "tools/list", {}), headers=client.headers)
+    assert refused["error"]["code"] == -32602
+    assert "result" not in refused
+    assert '"tools"' in listed.text
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]

@@ -28,7 +28,7 @@ from elicitkit._servers import seam_for
 from elicitkit._timeouts import SERVER_DEFAULT, Timeout, check_seconds
 from elicitkit._urlmode import Links
 from elicitkit._web.app import PageIdentity
-from elicitkit._web.limits import DEFAULT_BODY_LIMITS, BodyLimits
+from elicitkit._web.limits import DEFAULT_BODY_LIMITS, BodyLimits, bodies_first
 from elicitkit._web.tokens import LinkTokens
 from elicitkit.channels.base import Channel, Via
 from elicitkit.stores import durable_store, store_and_broker
@@ -129,7 +129,7 @@ class Elicitation:
         via: where questions go unless a call says otherwise: a channel
             (`slack("#deploys")`, `web()`, ...), or None for the MCP client.
         body_limits: how large a body elicitkit's pages take (256 KiB) and how
-            long any of its routes waits for one (10 s); see `BodyLimits`.
+            long any of its routes, and the MCP endpoint, waits for one (10 s); see `BodyLimits`.
         session_idle_timeout: seconds a 2025-11-25 streamable-HTTP session may
             go without a request in flight before the SDK closes it, cancelling
             what still runs in it (a client that vanished without a DELETE);
@@ -239,6 +239,8 @@ class Elicitation:
         _mcp.drop_request_named_notifications(lowlevel)
         _mcp.wrap_lifespan(lowlevel, self._engine.host)
         seam.default_session_idle_timeout(session_idle_timeout)
+        # The MCP endpoint reads a body first too, so a client that drops its connection mid-body is no error.
+        seam.guard_http_bodies(lambda app, path: bodies_first(app, body_limits.read_timeout, path))
         _mcp.advertise_tasks(lowlevel)
         # Registered on the server itself, so server.run("streamable-http") and its own HTTP app serve the pages.
         for route in self.routes():

@@ -41,8 +41,10 @@ from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 from starlette.applications import Starlette
 from starlette.routing import Route
+from starlette.types import ASGIApp
 
 from elicitkit._results import Accepted, Declined, ElicitationResult
+from elicitkit._web.limits import guard_endpoint
 
 __all__ = ["AskRaw", "FastMCPSeam", "adopt_context_elicit", "request_context"]
 
@@ -124,6 +126,19 @@ class FastMCPSeam:
             return build(*args, **options)
 
         self.server.http_app = with_default  # type: ignore[method-assign]
+
+    def guard_http_bodies(self, guard: Callable[[ASGIApp, str], ASGIApp]) -> None:
+        build = self.server.http_app
+
+        @functools.wraps(build)
+        def guarded(*args: Any, **options: Any) -> Any:
+            app = build(*args, **options)
+            path = getattr(app.state, "path", None)  # fastmcp records its MCP endpoint's path on the app
+            if isinstance(path, str):
+                guard_endpoint(app, path, guard)
+            return app
+
+        self.server.http_app = guarded  # type: ignore[method-assign]
 
 
 class _RawTool(Tool):

@@ -37,20 +37,24 @@ from mcp_types import (
     Implementation,
     ToolAnnotations,
 )
-from mcp_types.methods import INPUT_REQUIRED_METHODS
+from mcp_types.methods import INPUT_REQUIRED_METHODS, MONOLITH_REQUESTS, validate_client_request
 from mcp_types.version import is_version_at_least
+from pydantic import ValidationError
+from starlette.applications import Starlette
 
 __all__ = [
     "MRTR_VERSION",
     "ToolContext",
     "add_raw_tool",
     "capabilities",
+    "check_params",
     "client_info",
     "default_session_idle_timeout",
     "drop_request_named_notifications",
     "error_data",
     "is_mrtr",
     "lowlevel",
+    "on_http_app",
     "principal",
     "request_context",
     "request_state_ttl",
@@ -117,6 +121,20 @@ def default_session_idle_timeout(server: MCPServer[Any], seconds: float | None) 
             return _method(*args, **options)
 
         setattr(server, name, with_default)
+
+
+def on_http_app(server: MCPServer[Any], adjust: Callable[[Starlette, str], None]) -> None:
+    """Have every app `server.streamable_http_app()` builds (`run("streamable-http")` included) passed to
+    `adjust(app, path)` before it serves, `path` being its MCP endpoint's."""
+    build = server.streamable_http_app
+
+    @functools.wraps(build)
+    def streamable_http_app(**options: Any) -> Starlette:
+        app = build(**options)
+        adjust(app, options.get("streamable_http_path", "/mcp"))
+        return app
+
+    server.streamable_http_app = streamable_http_app  # type: ignore[method-assign]
 
 
 def use_request_state_keys(lowlevel: Server[Any], keys: list[bytes]) -> None:
@@ -193,6 +211,37 @@ def request_context(ctx: ToolContext) -> ServerRequestContext[Any, Any]:
         return sdk
     rctx: ServerRequestContext[Any, Any] = found
     return rctx
+
+
+def check_params(rctx: ServerRequestContext[Any, Any], *, own: tuple[str, ...] = ()) -> None:
+    """Refuse a request whose params the protocol's own schema rejects, as the SDK would, before acting on them.
+
+    Middleware sees a request's params raw, before the SDK validates them in `call_next`; elicitkit acts first
+    (it starts a task, hosts a run, reads a retry), so without this a `tools/call` whose `name` is not a string
+    would become a task that fails later with a traceback instead of a clear refusal. The `own` params are
+    left out: elicitkit checks them itself, with a message that says what is wrong.
+
+    Raises:
+        pydantic.ValidationError: the params do not fit; the SDK answers it with -32602 and logs nothing.
+    """
+    version = rctx.protocol_version
+    if version is None:
+        return
+    params = rctx.params
+    if params is not None and own:
+        params = {key: value for key, value in params.items() if key not in own}
+    body = {"method": rctx.method} | ({} if params is None else {"params": params})
+    model = MONOLITH_REQUESTS.get(rctx.method)
+    if model is not None:
+        model.model_validate(body, by_name=False)
+    if is_mrtr(version):
+        return  # 2026-07-28's per-request envelope (`_meta`) is checked by the transport, and only by HTTP's
+    try:
+        validate_client_request(rctx.method, version, params)
+    except ValidationError:
+        raise
+    except (KeyError, ValueError):
+        return  # a method or version the SDK's table does not know (an extension's): the SDK decides
 
 
 def is_mrtr(protocol_version: str | None) -> bool:

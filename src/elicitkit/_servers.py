@@ -17,8 +17,10 @@ from mcp.server.lowlevel.server import Server
 from mcp.server.mcpserver import MCPServer
 from starlette.applications import Starlette
 from starlette.routing import Route
+from starlette.types import ASGIApp
 
 from elicitkit import _mcp
+from elicitkit._web.limits import guard_endpoint
 
 __all__ = ["ServerSeam", "seam_for"]
 
@@ -68,6 +70,10 @@ class ServerSeam(Protocol):
         server's own settings or the caller building the app say otherwise."""
         ...
 
+    def guard_http_bodies(self, guard: Callable[[ASGIApp, str], ASGIApp]) -> None:
+        """Pass the requests of the MCP endpoint of every HTTP app the server builds through `guard(app, path)`."""
+        ...
+
 
 class SdkSeam:
     """The SDK's `MCPServer`."""
@@ -115,6 +121,9 @@ class SdkSeam:
 
     def default_session_idle_timeout(self, seconds: float | None) -> None:
         _mcp.default_session_idle_timeout(self.server, seconds)
+
+    def guard_http_bodies(self, guard: Callable[[ASGIApp, str], ASGIApp]) -> None:
+        _mcp.on_http_app(self.server, lambda app, path: guard_endpoint(app, path, guard))
 
 
 def seam_for(server: object) -> ServerSeam:

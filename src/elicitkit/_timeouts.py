@@ -18,6 +18,7 @@ __all__ = [
     "ServerDefault",
     "Timeout",
     "check_message",
+    "is_text",
     "check_seconds",
     "seconds",
 ]
@@ -68,3 +69,15 @@ def check_message(message: Any) -> None:
         raise ValueError("An elicitation needs a non-empty message")
     if len(message) > MAX_MESSAGE:
         raise ValueError(f"An elicitation's message may have at most {MAX_MESSAGE:,} characters, not {len(message):,}")
+    if not is_text(message):
+        raise ValueError("An elicitation's message must be Unicode text: it has a lone surrogate")
+
+
+def is_text(text: str) -> bool:
+    """Whether `text` can be written out (UTF-8) at all: a lone surrogate (JSON's `\\ud800`) cannot, and would
+    break every page, chat message and store record that shows it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -148,8 +148,24 @@ def test_a_destination_on_a_channel_that_was_not_added_fails_at_install() -> Non
             {"message": "Who?", "schema": {"type": "object", "properties": {"who": {"type": "string", "format": {}}}}},
             "The schema cannot be shown as a form: Raw schema property 'who': format {} is not one of",
         ),
+        ({"message": "Who\ud800?", "schema": SCHEMA}, "message must be Unicode text: it has a lone surrogate"),
+        (
+            {
+                "message": "Who?",
+                "schema": {"type": "object", "properties": {"who": {"type": "string", "title": "\udfff"}}},
+            },
+            "The schema cannot be shown as a form: schema['properties']['who']['title'] must be Unicode text",
+        ),
     ],
-    ids=["empty-message", "blank-message", "overlong-message", "type-list", "format-object"],
+    ids=[
+        "empty-message",
+        "blank-message",
+        "overlong-message",
+        "type-list",
+        "format-object",
+        "surrogate-message",
+        "surrogate-title",
+    ],
 )
 async def test_an_agents_bad_message_or_schema_is_a_clear_tool_error_and_logs_no_traceback(
     mode: str, arguments: dict[str, Any], refusal: str, caplog: pytest.LogCaptureFixture

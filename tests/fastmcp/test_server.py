@@ -6,6 +6,7 @@ import subprocess
 import sys
 from typing import Any
 
+import anyio
 import pytest
 
 pytest.importorskip("fastmcp")
@@ -15,10 +16,11 @@ from fastmcp import Client, Context, FastMCP
 from fastmcp.exceptions import ToolError
 from fastmcp.server.middleware import Middleware, MiddlewareContext
 
-from elicitkit import Accepted, Elicitation
+from elicitkit import Accepted, BodyLimits, Elicitation
 from elicitkit.testing import ScriptedHuman, accept
 from tests.fastmcp.scenes import FASTMCP_MODERN_ERROR, connect, fastmcp_handler, new_server, unmodified_server
-from tests.scenes import ERAS, text_of
+from tests.scenes import ERAS, serving, text_of
+from tests.security import wire
 
 pytestmark = pytest.mark.anyio
 
@@ -160,3 +162,14 @@ async def test_a_fastmcp_server_s_sessions_get_elicitkit_s_idle_timeout_unless_f
     assert await idle_timeout_of(server.http_app()) == 90
     monkeypatch.setattr(fastmcp.settings, "http_session_idle_timeout", 120.0)  # FASTMCP_HTTP_SESSION_IDLE_TIMEOUT
     assert await idle_timeout_of(server.http_app()) == 120
+
+
+async def test_a_half_sent_body_on_a_fastmcp_server_s_mcp_endpoint_is_dropped_within_the_read_timeout() -> None:
+    server = FastMCP("stalled")
+    hitl = Elicitation(server, body_limits=BodyLimits(read_timeout=1.0))
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    async with serving(hitl) as url, wire.request(url, headers | {"Content-Length": "4096"}) as sent:
+        await sent.send(b'{"jsonrpc": "2.0", ')
+        with anyio.fail_after(5):
+            answer = await sent.answer()
+    assert (answer.status, answer.closed) == (408, True)

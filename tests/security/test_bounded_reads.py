@@ -298,3 +298,52 @@ def test_body_limits_are_positive_or_none_for_no_limit() -> None:
     for wrong in ({"page": 0}, {"page": -1}, {"page": True}, {"page": 1.5}, {"read_timeout": 0}):
         with pytest.raises(ValueError, match=r"page|read_timeout"):
             BodyLimits(**wrong)  # type: ignore[arg-type]
+
+
+# -- the MCP endpoint ------------------------------------------------------------------------------------------
+
+
+async def test_a_client_that_leaves_mid_body_on_the_mcp_endpoint_is_let_go_without_a_traceback(
+    mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    left = anyio.Event()
+
+    class Watch(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if "went away before its body arrived" in record.getMessage():
+                left.set()
+
+    server = MCPServer("dropped")
+    hitl = Elicitation(server, body_limits=BodyLimits(read_timeout=READ_TIMEOUT))
+
+    @server.tool()
+    async def ship(ctx: Context) -> str:
+        return (await hitl.confirm(ctx, "Ship?")).action
+
+    watch = Watch()
+    logging.getLogger("elicitkit").addHandler(watch)
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    try:
+        async with serving(hitl) as url:
+            async with wire.request(url, headers | {"Content-Length": "4096"}) as sent:
+                await sent.send(b'{"jsonrpc": "2.0", "id": 1, "method": "tools/ca')
+            await reached(left)  # the connection closed above, half-way through the body
+            async with Client(url, mode=mode) as client:  # still serving
+                assert "ship" in [tool.name for tool in (await client.list_tools()).tools]
+    finally:
+        logging.getLogger("elicitkit").removeHandler(watch)
+    assert [r.getMessage() for r in caplog.records if r.exc_info or r.exc_text or r.levelno >= logging.ERROR] == []
+
+
+async def test_a_half_sent_body_on_the_mcp_endpoint_is_dropped_within_the_read_timeout(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    hitl = Elicitation(MCPServer("stalled"), body_limits=BodyLimits(read_timeout=READ_TIMEOUT))
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    async with serving(hitl) as url, wire.request(url, headers | {"Content-Length": "4096"}) as sent:
+        await sent.send(b'{"jsonrpc": "2.0", ')
+        with anyio.fail_after(READ_TIMEOUT + 4):
+            answer = await sent.answer()
+    assert (answer.status, answer.closed) == (408, True)
+    assert [line.getMessage()[-5:] for line in refusals(caplog)] == ["(408)"]

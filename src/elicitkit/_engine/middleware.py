@@ -62,12 +62,15 @@ class ToolsMiddleware:
         if ctx.method.startswith("tasks/"):
             if ctx.request_id is None:
                 return None  # a notification named like a request: nothing to answer, nothing to log
+            _mcp.check_params(ctx, own=("inputResponses",))
             try:
                 return await self.task_method(ctx, call_next)
             except StoreUnavailable as exc:
                 raise refusals.store_unavailable(str(exc)) from exc
         if ctx.method != "tools/call" or ctx.request_id is None:
             return await call_next(ctx)
+        # Before a task, a hosted run or a retry is made of params the SDK would refuse (answers: checked in Answers).
+        _mcp.check_params(ctx, own=("inputResponses",))
         params = ctx.params or {}
         name = str(params.get("name", ""))
         try:

@@ -26,14 +26,23 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import anyio
+from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
-from starlette.types import Message, Receive
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from elicitkit._timeouts import check_seconds
 
-__all__ = ["CALLBACK_LIMIT", "DEFAULT_BODY_LIMITS", "BodyLimits", "bounded", "read_body"]
+__all__ = [
+    "CALLBACK_LIMIT",
+    "DEFAULT_BODY_LIMITS",
+    "BodyLimits",
+    "bodies_first",
+    "bounded",
+    "guard_endpoint",
+    "read_body",
+]
 
 logger = logging.getLogger("elicitkit")
 
@@ -88,6 +97,34 @@ def bounded(route: Route, limit: int | None, timeout: float | None) -> Route:
         return await endpoint(Request(request.scope, _replay(body, request.receive)))
 
     return Route(route.path, guarded, methods=route.methods, name=route.name, include_in_schema=route.include_in_schema)
+
+
+def bodies_first(app: ASGIApp, timeout: float | None, where: str) -> ASGIApp:
+    """`app` (the MCP endpoint), which is handed a POST only once its whole body is in, within `timeout` seconds.
+
+    A client that goes away before its body is in is let go with one INFO line (the SDK's transport logs it as an
+    ERROR with a traceback), one too slow is answered `408`. Other requests (GET's event stream, DELETE) pass as
+    they are; the size stays the transport's to limit.
+    """
+
+    async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") != "POST":
+            await app(scope, receive, send)
+            return
+        body = await read_body(Request(scope, receive), None, timeout, where)
+        if isinstance(body, Response):
+            await body(scope, receive, send)
+            return
+        await app(scope, _replay(body, receive), send)
+
+    return guarded
+
+
+def guard_endpoint(app: Starlette, path: str, guard: Callable[[ASGIApp, str], ASGIApp]) -> None:
+    """Pass the requests of `app`'s route at `path` (a framework's MCP endpoint) through `guard(endpoint, path)`."""
+    for route in app.router.routes:
+        if isinstance(route, Route) and route.path == path:
+            route.app = guard(route.app, path)
 
 
 async def read_body(request: Request, limit: int | None, timeout: float | None, where: str) -> bytes | Response:
