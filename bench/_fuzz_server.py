@@ -29,17 +29,19 @@ import argparse
 import asyncio
 import contextvars
 import logging
-import os
-import socket
 import sys
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import uvicorn
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel, Field, SecretStr
 from starlette.requests import Request
 
 from elicitkit import Accepted, Elicitation
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _node import bound_socket, serve
+
 from elicitkit.channels import WebInbox, web
 
 FUZZ_ID: contextvars.ContextVar[str] = contextvars.ContextVar("fuzz_id", default="-")
@@ -195,44 +197,13 @@ async def main() -> None:
     handler.setFormatter(OneLine())
     logging.basicConfig(level=logging.WARNING, handlers=[handler])
     tag_records()
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    _, hitl = build(args.store, args.secret, f"http://127.0.0.1:{port}")
-    # log_config=None: uvicorn's own loggers propagate to the one-line handler above.
-    config = uvicorn.Config(
-        tagged(hitl.http_app()),
-        log_config=None,
-        log_level="warning",
-        access_log=False,
-        lifespan="on",
-        backlog=4096,
-        timeout_graceful_shutdown=1,
-    )
-    http = uvicorn.Server(config)
-    original = http.startup
-
-    async def startup(sockets: list[socket.socket] | None = None) -> None:
-        await original(sockets=sockets)
-        print(f"READY {port}", flush=True)
-
-    http.startup = startup  # type: ignore[method-assign]
-    watchdog = asyncio.create_task(exit_with_parent(http))
+    sock = bound_socket()
+    _, hitl = build(args.store, args.secret, f"http://127.0.0.1:{sock.getsockname()[1]}")
     try:
-        await http.serve(sockets=[sock])
+        # log_config=None: uvicorn's own loggers propagate to the one-line handler above.
+        await serve(tagged(hitl.http_app()), sock, log_config=None, timeout_graceful_shutdown=1)
     finally:
-        watchdog.cancel()
         await hitl.aclose()
-
-
-async def exit_with_parent(http: uvicorn.Server) -> None:
-    """Shut down when the fuzzer that started this server is gone (killed before it could stop us)."""
-    parent = os.getppid()
-    while True:  # polled: the kernel signals nothing here
-        await asyncio.sleep(1)
-        if os.getppid() != parent:
-            http.should_exit = True
-            return
 
 
 if __name__ == "__main__":

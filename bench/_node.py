@@ -125,15 +125,25 @@ async def main() -> None:
     await serve(server.streamable_http_app())
 
 
-async def serve(app: Any) -> None:
-    """Serve `app` on 127.0.0.1 at a free port, print `READY <port>`, and stop when the parent process is gone."""
-    # proto=IPPROTO_TCP matters: asyncio sets TCP_NODELAY only on sockets whose proto says TCP, and with
-    # proto 0 (socket.socket's default) Nagle holds uvicorn's response body behind its headers until the
-    # client's delayed ACK, ~40 ms on every back-to-back request.
+def bound_socket() -> socket.socket:
+    """A TCP socket bound to 127.0.0.1 at a free port.
+
+    proto=IPPROTO_TCP matters: asyncio sets TCP_NODELAY only on sockets whose proto says TCP, and with
+    proto 0 (socket.socket's default) Nagle holds uvicorn's response body behind its headers until the
+    client's delayed ACK, ~40 ms on every back-to-back request.
+    """
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
+    return sock
+
+
+async def serve(app: Any, sock: socket.socket | None = None, **uvicorn_options: Any) -> None:
+    """Serve `app` on `sock` (by default 127.0.0.1 at a free port), print `READY <port>`, and stop when the
+    parent process is gone. `uvicorn_options` go to `uvicorn.Config` (quiet, lifespan on, backlog 4096)."""
+    sock = sock or bound_socket()
     port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", backlog=4096)
+    options: dict[str, Any] = {"log_level": "warning", "access_log": False, "lifespan": "on", "backlog": 4096}
+    config = uvicorn.Config(app, **(options | uvicorn_options))
     http = uvicorn.Server(config)
     original = http.startup
 
