@@ -37,8 +37,8 @@ from typing_extensions import is_typeddict
 from elicitkit._core.journal import canonical_schema
 from elicitkit._errors import SchemaError
 from elicitkit._schema.choices import TITLED_ONE_OF_SINCE, multi_select, single_select, with_enum_names
+from elicitkit._schema.limits import not_text
 from elicitkit._schema.restricted import as_written, check_raw_schema
-from elicitkit._timeouts import is_text
 
 __all__ = ["FormSchema", "Titles", "compile_schema", "raw_form"]
 
@@ -151,30 +151,10 @@ def compile_schema(schema: Any, *, secrets: bool = False) -> FormSchema:
 
 def raw_form(schema: Mapping[str, Any]) -> FormSchema:
     """A `FormSchema` for a hand-written schema: checked, read in the current form, sent as written."""
-    where = _not_text(schema, "schema")
+    where = not_text(schema, "schema")
     if where is not None:
         raise SchemaError(f"{where} must be Unicode text: it has a lone surrogate")
     return FormSchema(wire=check_raw_schema(schema), source=schema, adapter=None, written=as_written(schema))
-
-
-def _not_text(value: Any, where: str) -> str | None:
-    """Where in a raw schema a name or a text cannot be written out, if anywhere."""
-    if isinstance(value, str):
-        return None if is_text(value) else where
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            name = f"{where}[{key!r}]"
-            if isinstance(key, str) and not is_text(key):
-                return name
-            found = _not_text(item, name)
-            if found is not None:
-                return found
-    elif isinstance(value, list | tuple):
-        for i, item in enumerate(value):
-            found = _not_text(item, f"{where}[{i}]")
-            if found is not None:
-                return found
-    return None
 
 
 def _compile_type(tp: Any, secrets: bool = False) -> FormSchema:

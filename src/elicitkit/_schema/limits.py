@@ -21,8 +21,19 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from elicitkit._errors import SchemaError
+from elicitkit._timeouts import is_text
 
-__all__ = ["MAX_BYTES", "MAX_FIELDS", "MAX_LABEL", "MAX_OPTIONS", "MAX_TEXT", "check_count", "check_size", "check_text"]
+__all__ = [
+    "MAX_BYTES",
+    "MAX_FIELDS",
+    "MAX_LABEL",
+    "MAX_OPTIONS",
+    "MAX_TEXT",
+    "check_count",
+    "check_size",
+    "check_text",
+    "not_text",
+]
 
 MAX_FIELDS = 100
 MAX_OPTIONS = 500
@@ -64,3 +75,23 @@ def check_size(schema: Mapping[str, Any], refuse: Refuse) -> None:
     size = len(_COMPACT.encode(schema).encode())
     if size > MAX_BYTES:
         raise refuse(f"{size:,} bytes as JSON, over elicitkit's limit of {MAX_BYTES:,} bytes for one question")
+
+
+def not_text(value: Any, where: str) -> str | None:
+    """Where in a raw schema a name or a text cannot be written out, if anywhere."""
+    if isinstance(value, str):
+        return None if is_text(value) else where
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            name = f"{where}[{key!r}]"
+            if isinstance(key, str) and not is_text(key):
+                return name
+            found = not_text(item, name)
+            if found is not None:
+                return found
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            found = not_text(item, f"{where}[{i}]")
+            if found is not None:
+                return found
+    return None
