@@ -206,6 +206,7 @@ class Elicitation:
             run_expiry=min(run_expiry, ttl) if ttl is not None else run_expiry,
             url_wait=url_wait,
             max_suspended=max_suspended,
+            task_tool=seam.run_tasks(),
             keepalive=keepalive,
             one_pending_per_session=one_pending_per_session,
             fallback=fallback,

@@ -89,3 +89,13 @@ async def test_the_docs_examples_ask_on_both_eras(mode: str, index: int) -> None
         second = await client.call_tool("deploy", {"version": "2.2"})
     assert text_of(first) == "Deployed 2.1"
     assert text_of(second) == "Not deployed"
+
+
+async def test_the_docs_background_task_asks_and_waits_on_both_eras(mode: str) -> None:
+    namespace = docs_example(2)
+    human = ScriptedHuman(accept({"value": True}), decline())
+    async with Client(namespace["server"], mode=mode, elicitation_handler=fastmcp_handler(human)) as client:
+        first = await client.call_tool("release", {"version": "2.1"}, raise_on_error=False)
+        second = await client.call_tool("release", {"version": "2.2"}, raise_on_error=False)
+    assert text_of(first) == "released 2.1"
+    assert text_of(second) == "2.2 not released"

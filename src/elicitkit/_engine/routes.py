@@ -165,7 +165,7 @@ class MrtrRoute:
         assert run is not None
         await self.records.save_pending(run, question, self.policy.wall_expiry(question))
         await question.reached("stored")
-        if question.asked.task and self.name == "mrtr":
+        if self.name == "mrtr" and (question.asked.task or self.policy.task_tool(run.tool)):
             offer_task(run)  # before the question is handed out, so the waiting request gets the task instead
         run.ask(question)
         await question.reached("sent")
