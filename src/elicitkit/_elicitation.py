@@ -15,6 +15,7 @@ from elicitkit._asking import Asking
 from elicitkit._clients import ClientOverride
 from elicitkit._core.kinds import Mode, RouteName, Stage, new_id
 from elicitkit._crypto import PlainSealer, Sealer, secret_ring
+from elicitkit._elicit_tool import MCPDO_TIMEOUTS, PerCaller
 from elicitkit._engine.engine import Engine
 from elicitkit._engine.policy import Policy
 from elicitkit._fallback import DEFAULT_TOOL, Fallback, tool_description
@@ -331,22 +332,34 @@ class Elicitation:
         destinations: Mapping[str, Via] | None = None,
         *,
         name: str = "elicit",
-        timeout: Timeout = SERVER_DEFAULT,
+        timeout: PerCaller = MCPDO_TIMEOUTS,
     ) -> None:
-        """Register an `elicit` tool through which an agent asks a person a question of its own (mcp.do's shape).
+        """Register an `elicit` tool through which an agent asks a person a question of its own (mcp.do's).
 
         Its input is `{message, schema, uiType}`; `destinations` maps each
         `uiType` ("slack", "discord", "teams", "web") to where it asks, e.g.
         `{"slack": slack("#approvals")}` (an added web inbox is offered as
-        `web()` by default). Results read `User provided: {json}`, `User
-        declined: {reason}` or `User canceled: Request timed out after N
-        minutes`, with structured content `{action, content?, reason?}`.
+        `web()` by default). `uiType` is an enum of those, `slack` by default
+        where it is one. Results read as mcp.do's: `User provided: {json}`;
+        `User declined: {reason}`, `User canceled: Request canceled` and `User
+        canceled: Request timed out after N minutes` with `isError: true`;
+        structured content `{action, content?, reason?}`.
+
+        Args:
+            timeout: how long a person has, by caller: mcp.do's
+                `{"anonymous": 180, "authenticated": 300}` seconds by default;
+                seconds for everyone (None: no limit), `SERVER_DEFAULT` for the
+                server's, or a function of the caller's principal (None when
+                anonymous) returning seconds. A `before_ask` hook may still
+                change it per question (`Ask(timeout=...)`).
 
         Raises:
-            ValueError: a destination names a channel that was not added, or there is none.
+            ValueError: a destination names a channel that was not added, or there is none; a bad timeout.
         """
-        limit = self._asking.limit(timeout)
-        _elicit_tool.install(self._seam, self.elicit, self.channel_names, destinations or {}, name, limit)
+        limit = _elicit_tool.per_caller(timeout, self._asking.timeout)
+        _elicit_tool.install(
+            self._seam, self.elicit, self.principal, self.channel_names, destinations or {}, name, limit
+        )
 
     @property
     def active_runs(self) -> int:

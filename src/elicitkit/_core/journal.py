@@ -46,13 +46,15 @@ class Entry:
     content: Any = None
     value: Any = None
     """A step's result; for an answer given on a human channel, who gave it ([channel, user id, name])."""
+    reason: str | None = None
+    """Why the person declined, when they said."""
 
     @classmethod
     def of_answer(cls, digest: str, answer: Answer, by: list[Any] | None = None) -> Entry:
-        return cls("answer", digest, answer.action, answer.content, value=by)
+        return cls("answer", digest, answer.action, answer.content, value=by, reason=answer.reason)
 
     def answer(self) -> Answer:
-        return Answer(self.action, self.content)
+        return Answer(self.action, self.content, self.reason)
 
 
 class Held(enum.Enum):

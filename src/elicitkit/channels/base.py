@@ -209,8 +209,16 @@ class Desk(Protocol):
         """The open question behind `token` (to build a modal, say), or None when it is closed or the token is bad."""
         ...
 
-    async def reply(self, token: str, responder: Responder, action: str, content: Mapping[str, Any] | None) -> Verdict:
-        """Answer the question behind `token` as `responder`."""
+    async def reply(
+        self,
+        token: str,
+        responder: Responder,
+        action: str,
+        content: Mapping[str, Any] | None,
+        *,
+        reason: str | None = None,
+    ) -> Verdict:
+        """Answer the question behind `token` as `responder`; `reason`: what they said when declining (optional)."""
         ...
 
     async def secure_link(self, token: str, responder: Responder) -> Verdict:
