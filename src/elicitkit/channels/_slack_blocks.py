@@ -20,6 +20,11 @@ menu's option values are option indexes (Slack allows only 150 characters
 there), and its token is read from the Decline button of the same block,
 which Slack sends back inside `message.blocks`.
 
+Decline opens a small modal (`decline_view`, `callback_id` "elicitkit.decline")
+with one optional multi-line input (`block_id` "reason"): what the person
+says there reaches the tool as `Declined.reason`; submitting it empty declines
+without a reason.
+
 The modal (`modal_view`, `callback_id` "elicitkit") has one input block per
 field, whose `block_id` is the field's name and whose element's `action_id` is
 "value": `checkboxes` (boolean; always optional, unticked is false),
@@ -39,6 +44,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from elicitkit._core.kinds import MAX_REASON
 from elicitkit._schema.choices import options_of
 from elicitkit._web.forms import FieldView, field_views, typed_number
 from elicitkit.channels.base import ChannelRefused, Closing, Prompt, Verdict
@@ -47,17 +53,21 @@ __all__ = [
     "ANSWER",
     "CALLBACK_ID",
     "DECLINE",
+    "DECLINE_CALLBACK_ID",
+    "REASON",
     "PREFIX",
     "SECURE",
     "click_content",
     "closed_blocks",
     "content_of",
+    "decline_view",
     "errors_of",
     "escape",
     "fallback_text",
     "message_blocks",
     "modal_view",
     "notice_view",
+    "reason_of",
     "token_of",
 ]
 
@@ -65,6 +75,8 @@ PREFIX = "elicitkit."
 YES, NO, OK, SELECT, CHOOSE = "yes", "no", "ok", "select", "choose."
 ANSWER, SECURE, DECLINE = "answer", "secure", "decline"
 CALLBACK_ID = "elicitkit"
+DECLINE_CALLBACK_ID = "elicitkit.decline"
+REASON = "reason"
 _ACTIONS_BLOCK = "elicitkit"
 _VALUE = "value"
 
@@ -171,6 +183,40 @@ def modal_view(prompt: Prompt, private_metadata: str) -> dict[str, Any]:
         "private_metadata": private_metadata,
         "blocks": [_question(prompt)[0], *inputs],
     }
+
+
+def decline_view(prompt: Prompt, private_metadata: str) -> dict[str, Any]:
+    """The modal Decline opens: the question, and why (optional)."""
+    reason = {
+        "type": "input",
+        "block_id": REASON,
+        "optional": True,
+        "label": _plain("Reason (optional)"),
+        "hint": _plain("The tool that asked reads it."),
+        "element": {
+            "type": "plain_text_input",
+            "action_id": _VALUE,
+            "multiline": True,
+            "max_length": MAX_REASON,
+            "placeholder": _plain("Why not?", 150),
+        },
+    }
+    return {
+        "type": "modal",
+        "callback_id": DECLINE_CALLBACK_ID,
+        "title": _plain("Decline the question", _MODAL_TITLE),
+        "submit": _plain("Decline", _MODAL_TITLE),
+        "close": _plain("Back", _MODAL_TITLE),
+        "private_metadata": private_metadata,
+        "blocks": [_question(prompt)[0], reason],
+    }
+
+
+def reason_of(values: Mapping[str, Any]) -> str | None:
+    """What the person typed as their reason in the decline modal (None: nothing)."""
+    typed = (values.get(REASON) or {}).get(_VALUE) or {}
+    value = typed.get("value") if isinstance(typed, Mapping) else None
+    return value if isinstance(value, str) else None
 
 
 def notice_view(text: str) -> dict[str, Any]:
