@@ -13,7 +13,9 @@ How a question looks (the first rule that fits):
 | one single- or multi-select, ≤ 25 options | a string select | accept `{field: value}` / `{field: [values]}` |
 | anything else, ≤ 5 fields | "Answer…", which opens a modal | accept the modal's fields |
 
-Every message also has "Decline" (decline, no content). A modal holds one Label (type 18) per
+Every message also has "Decline", which opens a small modal (`decline_modal`, `custom_id`
+`ek:d:<message id>`) with one optional paragraph input: the person's reason, which reaches the tool as
+`Declined.reason` (`reason_of_modal`); submitted empty, it declines without one. A modal holds one Label (type 18) per
 field: a Checkbox (23) for a boolean, a String Select (3) for a single- or multi-select (≤ 25
 options), and a short Text Input (4) for every other field. Labels are Discord's current modal
 layout; Action Rows of text inputs in modals are deprecated (`content_of_modal` still reads them).
@@ -50,6 +52,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+from elicitkit._core.kinds import MAX_REASON
 from elicitkit._web.forms import FieldView, field_views, typed_number
 from elicitkit.channels._discord_text import clip, clip_escaped, literal
 from elicitkit.channels.base import ChannelRefused, Closing, Prompt
@@ -62,11 +65,14 @@ __all__ = [
     "closed_message",
     "content_of_click",
     "content_of_modal",
+    "decline_message_id",
+    "decline_modal",
     "layout_of",
     "literal",
     "modal",
     "modal_message_id",
     "question_message",
+    "reason_of_modal",
     "token_of",
 ]
 
@@ -74,6 +80,7 @@ MAX_OPTIONS, MAX_BUTTONS, MAX_MODAL_FIELDS, MAX_TEXT = 25, 5, 5, 4000
 
 APPROVE, REJECT, SUBMIT, DECLINE = "ek:yes", "ek:no", "ek:ok", "ek:decline"
 FORM, SECURE, CHOOSE, PICK, FIELD, MODAL = "ek:form", "ek:secure", "ek:choose", "ek:pick:", "ek:f:", "ek:m:"
+DECLINING, REASON = "ek:d:", "ek:reason"
 _FOOTER = "elicitkit · "
 
 _BLURPLE, _GREEN, _RED, _GREY = 0x5865F2, 0x57F287, 0xED4245, 0x99AAB5
@@ -161,6 +168,21 @@ def modal(prompt: Prompt, message_id: str) -> dict[str, Any]:
     return {"custom_id": f"{MODAL}{message_id}", "title": title, "components": labels}
 
 
+def decline_modal(prompt: Prompt, message_id: str) -> dict[str, Any]:
+    """The `data` of the MODAL Decline opens: why (optional), as one paragraph."""
+    reason = {
+        "type": _TEXT_INPUT,
+        "custom_id": REASON,
+        "style": 2,
+        "required": False,
+        "max_length": MAX_REASON,
+        "placeholder": "Why not? The tool that asked reads it.",
+    }
+    label = {"type": _LABEL, "label": "Reason (optional)", "component": reason}
+    label["description"] = clip(f"Declining: {prompt.message}", 100)
+    return {"custom_id": f"{DECLINING}{message_id}", "title": "Decline the question", "components": [label]}
+
+
 # -- what comes back --------------------------------------------------------------------------------------------
 
 
@@ -178,6 +200,23 @@ def token_of(message: Any) -> str | None:
 def modal_message_id(custom_id: str) -> str | None:
     """The message a modal was opened from, from the modal's `custom_id` (None: not one of ours)."""
     return custom_id[len(MODAL) :] if custom_id.startswith(MODAL) else None
+
+
+def decline_message_id(custom_id: str) -> str | None:
+    """The message a decline modal was opened from (None: not a decline modal)."""
+    return custom_id[len(DECLINING) :] if custom_id.startswith(DECLINING) else None
+
+
+def reason_of_modal(components: Any) -> str | None:
+    """What the person wrote in the decline modal (None: nothing, or no such input)."""
+    for outer in components if isinstance(components, list) else ():
+        if not isinstance(outer, Mapping):
+            continue
+        inner = [outer.get("component")] if outer.get("type") == _LABEL else outer.get("components") or ()
+        for part in inner:
+            if isinstance(part, Mapping) and part.get("custom_id") == REASON and isinstance(part.get("value"), str):
+                return str(part["value"])
+    return None
 
 
 def content_of_click(prompt: Prompt, custom_id: str, values: Any) -> dict[str, Any] | None:
