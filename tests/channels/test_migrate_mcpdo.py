@@ -12,8 +12,10 @@ returns: its `content` and its `isError`, byte for byte. (elicitkit adds
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -192,3 +194,18 @@ async def test_each_documented_call_nobody_answers_times_out_as_on_mcp_do(
         "content": [{"type": "text", "text": "User canceled: Request timed out after 0.01 minutes"}],
         "isError": True,
     }
+
+
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "migrate-mcpdo.md"
+
+
+async def test_the_migration_guides_examples_run_and_serve_mcp_dos_tool(mode: str) -> None:
+    guide = GUIDE.read_text()
+    namespace: dict[str, Any] = {"__name__": "migrate_mcpdo_guide"}
+    for block in re.findall(r"```python\n(.*?)```", guide, flags=re.S):
+        exec(compile(block, "docs/migrate-mcpdo.md", "exec"), namespace)
+    async with Client(namespace["server"], mode=mode) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert {"elicit", "deploy"} <= set(tools)
+    assert tools["elicit"].description == "Request structured input from user via Human Functions"
+    assert tools["elicit"].input_schema["properties"]["uiType"]["enum"] == ["slack", "web"]
