@@ -85,12 +85,19 @@ class Person:
             return ElicitResult(action="decline")
         if isinstance(params, ElicitRequestFormParams):
             link = _LINK.search(params.message)
-            if link is not None and link[0].startswith(self.pages):
+            if link is not None and self._ours(link[0]):
                 await self.open(link[0])  # through the model: the person opens it, then the model says accept
             return ElicitResult(action="accept", content=fill(params.requested_schema))
-        if params.url.startswith(self.pages):
+        if self._ours(params.url):
             self.tasks.start_soon(self.open, params.url)
         return ElicitResult(action="accept")
+
+    def _ours(self, link: str) -> bool:
+        """Whether `link` is one of the server's own pages, which the person opens; it must be reachable."""
+        if not urlsplit(link).path.startswith("/elicit/"):
+            return False  # someone else's page: agreeing to open it is the whole answer
+        assert link.startswith(self.pages), f"the person is sent to {link}, but the pages are served at {self.pages}"
+        return True
 
     async def open(self, link: str) -> None:
         """Open one of the server's links as a browser would, and answer what it shows."""

@@ -39,6 +39,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 import pytest
@@ -64,6 +65,7 @@ PYFLAKES = [
     "--output-format",
     "concise",
 ]
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 CALL_LIMIT = 15  # seconds one tool call may take, all its questions answered
 # A secret as the durable-state page has readers export it (`secrets.token_hex(32)`).
 SECRET = "6f1c0e5b8d2a4f7e9c3b1a0d5e8f2c4b6a9d1e3f5c7b9a2d4e6f8c0b2a4d6e8f"
@@ -152,8 +154,8 @@ async def served(module: ModuleType) -> AsyncIterator[str]:
     hitl = next((v for v in vars(module).values() if isinstance(v, Elicitation)), None)
     assert hitl is not None, "a server block attaches elicitkit: hitl = Elicitation(server)"
     async with serve_app(hitl.http_app()) as base:
-        if hitl.public_url is not None:  # the block's own address is where a reader's copy listens
-            hitl.public_url = base
+        if hitl.public_url is not None and urlsplit(hitl.public_url).hostname in LOOPBACK:
+            hitl.public_url = base  # where a reader's copy listens, on this test's port
         yield base
 
 
