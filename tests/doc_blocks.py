@@ -1,6 +1,6 @@
 """The Python code blocks of README.md and docs/*.md, as tests/test_doc_blocks.py runs them.
 
-A block is every ```` ```python ```` fence. The line just before a fence may hold a marker, an HTML
+A block is every ```` ```python ```` fence (or ```` ```py ````, ```` ```python3 ````, at any indentation). The line just before a fence may hold a marker, an HTML
 comment a reader never sees:
 
 - `<!-- fragment -->`: a piece that cannot run alone (one option of several, a call that needs a
@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 Kind = Literal["server", "pytest", "script", "fragment"]
 
-_FENCE = re.compile(r"^(?P<indent>[ \t]*)```python[ \t]*$")
+_FENCE = re.compile(r"^(?P<indent>[ \t]*)```(?:python3?|py)(?:[ \t].*)?$")
 _MARKER = re.compile(r"^\s*<!--\s*fragment(?:\s+of\s+(?P<of>\S+))?\s*-->\s*$")
 _SERVERS = {"MCPServer", "FastMCP"}
 
@@ -45,7 +45,7 @@ class Block:
 
     @property
     def name(self) -> str:
-        return f"{self.path.relative_to(ROOT)}:{self.line}"
+        return f"{shown(self.path)}:{self.line}"
 
     @property
     def tree(self) -> ast.Module:
@@ -74,6 +74,11 @@ class Block:
         return tree, None
 
 
+def shown(path: Path) -> str:
+    """A page's name as a failure shows it: relative to the repository."""
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
 def documents() -> list[Path]:
     return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
@@ -95,7 +100,7 @@ def blocks(paths: list[Path] | None = None) -> list[Block]:
                 None,
             )
             if end is None:
-                raise ValueError(f"{path.relative_to(ROOT)}:{index + 1}: a ```python fence that is never closed")
+                raise ValueError(f"{shown(path)}:{index + 1}: a ```python fence that is never closed")
             code = "\n".join(line.removeprefix(indent) for line in lines[index + 1 : end]) + "\n"
             before = next((lines[i] for i in range(index - 1, -1, -1) if lines[i].strip()), "")
             marker = _MARKER.match(before)

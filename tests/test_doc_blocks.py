@@ -48,7 +48,7 @@ from mcp_types import CallToolResult, TextContent
 
 from elicitkit import Elicitation
 from elicitkit.testing import call_through_model, serve_app
-from tests.doc_blocks import ROOT, Block, blocks
+from tests.doc_blocks import ROOT, Block, blocks, shown
 from tests.doc_people import Person, fill
 
 BLOCKS = blocks()
@@ -84,6 +84,34 @@ def test_the_docs_have_python_blocks_and_every_kind_is_found() -> None:
     kinds = {b.kind for b in BLOCKS}
     assert {"server", "script", "pytest"} <= kinds, kinds
     assert sum(b.path.name == "README.md" for b in BLOCKS) >= 1
+
+
+def test_blocks_are_found_with_their_markers_kinds_and_lines(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(
+        "# A page\n\n```python\nprint('hi')\n```\n\n<!-- fragment -->\n```python\nhitl.confirm(ctx, 'x')\n```\n"
+        "\n- a list\n\n  <!-- fragment of examples/hooks.py -->\n\n  ```py\n  server.run()\n  ```\n"
+        "\n```python\nfrom mcp.server.mcpserver import MCPServer\nserver = MCPServer('s')\nserver.run()\n```\n"
+        "\n```python\ndef test_it():\n    pass\n```\n\n```sh\nnot python\n```\n",
+        encoding="utf-8",
+    )
+    found = blocks([page])
+    assert [(b.line, b.kind, b.fragment_of) for b in found] == [
+        (3, "script", None),
+        (8, "fragment", None),
+        (16, "fragment", "examples/hooks.py"),
+        (20, "server", None),
+        (26, "pytest", None),
+    ]
+    assert found[2].code == "server.run()\n"
+    assert found[3].split_serving()[1] is not None
+
+
+def test_a_fence_that_is_never_closed_is_named(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text("text\n\n```python\nprint('hi')\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"page.md:3: a ```python fence that is never closed"):
+        blocks([page])
 
 
 @of_kind("server", "script", "pytest")
@@ -138,7 +166,7 @@ def loaded(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.M
     module = ModuleType(name)
     module.__file__ = str(tmp_path / "block.py")
     monkeypatch.setitem(sys.modules, name, module)  # pydantic resolves the block's annotations through it
-    exec(compile(body, str(block.path.relative_to(ROOT)), "exec"), module.__dict__)
+    exec(compile(body, shown(block.path), "exec"), module.__dict__)
     return module
 
 
