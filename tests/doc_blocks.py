@@ -73,6 +73,13 @@ class Block:
             return ast.Module(body=tree.body[:-1], type_ignores=[]), last
         return tree, None
 
+    @property
+    def serves_over_stdio(self) -> bool:
+        """Whether its last line serves over stdio (`server.run()`), where anything it prints breaks the protocol."""
+        serving = self.split_serving()[1]
+        calls = [n for n in ast.walk(serving) if isinstance(n, ast.Call)] if serving is not None else []
+        return any(_transport(call) in (None, "stdio") for call in calls)
+
 
 def shown(path: Path) -> str:
     """A page's name as a failure shows it: relative to the repository."""
@@ -139,3 +146,8 @@ def _serves(statement: ast.stmt) -> bool:
         and isinstance(statement.value.func.value, ast.Name)
         and statement.value.func.value.id == "server"
     )
+
+
+def _transport(call: ast.Call) -> str | None:
+    given = [*call.args[:1], *(k.value for k in call.keywords if k.arg == "transport")]
+    return str(given[0].value) if given and isinstance(given[0], ast.Constant) else None

@@ -190,7 +190,7 @@ async def served(module: ModuleType) -> AsyncIterator[str]:
 @of_kind("server")
 @pytest.mark.anyio
 async def test_a_server_block_serves_and_every_tool_answers_on_both_eras(
-    block: Block, loaded: ModuleType, mode: str
+    block: Block, loaded: ModuleType, mode: str, capfd: pytest.CaptureFixture[str]
 ) -> None:
     async with served(loaded) as base, anyio.create_task_group() as tasks:
         for person in (Person(tasks, base), Person(tasks, base, agree=False), None):
@@ -199,6 +199,9 @@ async def test_a_server_block_serves_and_every_tool_answers_on_both_eras(
             finally:
                 if person is not None:
                     await person.aclose()
+    if block.serves_over_stdio:
+        printed = capfd.readouterr().out
+        assert not printed, f"{block.name} serves over stdio, where stdout is the protocol, but prints {printed!r}"
 
 
 async def call_every_tool(url: str, mode: str, person: Person | None, through_model: Person) -> None:
