@@ -153,7 +153,12 @@ def test_a_script_runs_as_printed_and_exits_zero(block: Block, tmp_path: Path) -
 
 
 @pytest.fixture
-def loaded(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+def loaded(
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],  # capturing already: what the block prints as it loads is checked too
+) -> ModuleType:
     """The server block as a module, run in a fresh directory without its last line (which serves it)."""
     block: Block = request.node.callspec.params["block"]
     body, serving = block.split_serving()
