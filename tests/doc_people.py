@@ -33,12 +33,12 @@ FORMATTED = {
 }
 
 
-def fill(schema: Mapping[str, Any]) -> dict[str, Any]:
-    """A valid answer to a restricted form schema: every property given a value it accepts."""
-    return {name: _value(prop) for name, prop in schema.get("properties", {}).items()}
+def fill(schema: Mapping[str, Any], word: str = "answer") -> dict[str, Any]:
+    """A valid answer to a restricted form schema: every property given a value it accepts (free text: `word`)."""
+    return {name: _value(prop, word) for name, prop in schema.get("properties", {}).items()}
 
 
-def _value(prop: Mapping[str, Any]) -> Any:
+def _value(prop: Mapping[str, Any], word: str) -> Any:
     if "default" in prop:
         return prop["default"]
     kind = prop.get("type")
@@ -57,11 +57,11 @@ def _value(prop: Mapping[str, Any]) -> Any:
         return prop["oneOf"][0]["const"]
     if prop.get("format") in FORMATTED:
         return FORMATTED[prop["format"]]
-    return _text(prop.get("minLength", 0), prop.get("maxLength"))
+    return _text(prop.get("minLength", 0), prop.get("maxLength"), word)
 
 
-def _text(min_length: int, max_length: int | None) -> str:
-    text = "answer-" + "x" * max(0, min_length)
+def _text(min_length: int, max_length: int | None, word: str = "answer") -> str:
+    text = word.ljust(min_length, "x")
     return text[:max_length] if max_length is not None else text
 
 

@@ -55,18 +55,7 @@ from tests.doc_people import Person, fill
 
 BLOCKS = blocks()
 MAX_FRAGMENTS = 10
-PYFLAKES = [
-    sys.executable,
-    "-m",
-    "ruff",
-    "check",
-    "--isolated",
-    "--no-cache",
-    "--select",
-    "F",
-    "--output-format",
-    "concise",
-]
+RUFF = [sys.executable, "-m", "ruff", "check", "--isolated", "--no-cache", "--output-format", "concise"]
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 CALL_LIMIT = 15  # seconds one tool call may take, all its questions answered
 # A secret as the durable-state page has readers export it (`secrets.token_hex(32)`).
@@ -129,7 +118,7 @@ def pyflakes_reports() -> dict[str, list[str]]:
     with tempfile.TemporaryDirectory() as folder:
         for number, block in enumerate(runnable):
             (Path(folder) / f"block_{number}.py").write_text(block.code, encoding="utf-8")
-        done = subprocess.run([*PYFLAKES, folder], capture_output=True, text=True, timeout=60)
+        done = subprocess.run([*RUFF, "--select", "F", folder], capture_output=True, text=True, timeout=60)
     assert done.returncode in (0, 1), done.stderr
     reports: dict[str, list[str]] = {b.name: [] for b in runnable}
     for line in done.stdout.splitlines():
@@ -191,8 +180,7 @@ def loaded(
 
 def arguments(schema: dict[str, Any]) -> dict[str, Any]:
     """What a caller passes a tool: every property, required or not, filled as a form would be."""
-    filled = fill({"properties": {k: v for k, v in schema.get("properties", {}).items() if "type" in v}})
-    return {k: ("demo" if isinstance(v, str) and v.startswith("answer-") else v) for k, v in filled.items()}
+    return fill({"properties": {k: v for k, v in schema.get("properties", {}).items() if "type" in v}}, word="demo")
 
 
 @asynccontextmanager
