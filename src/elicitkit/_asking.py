@@ -77,8 +77,10 @@ class Asking:
         def convert(asked: Question, answer: Answer) -> ElicitationResult[Any]:
             if answer.action == "accept":
                 data = asked.data_of(answer.content)
-                return Accepted(data=data[FIELD] if unwrap else data, content=dict(answer.content))
-            return Declined(answer.reason) if answer.action == "decline" else Cancelled()
+                return Accepted(data=data[FIELD] if unwrap else data, content=dict(answer.content), meta=answer.meta)
+            if answer.action == "decline":
+                return Declined(answer.reason, meta=answer.meta)
+            return Cancelled(meta=answer.meta)
 
         return await self(ctx, question, limit, convert, rewritable=not unwrap)
 

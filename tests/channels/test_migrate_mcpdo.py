@@ -199,13 +199,13 @@ async def test_each_documented_call_nobody_answers_times_out_as_on_mcp_do(
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "migrate-mcpdo.md"
 
 
-async def test_the_migration_guides_examples_run_and_serve_mcp_dos_tool(mode: str) -> None:
+async def test_the_migration_guides_server_serves_mcp_dos_tool(mode: str) -> None:
+    """The guide's first block (a fragment: it needs your Slack app); its other blocks run in tests/test_doc_blocks."""
     guide = GUIDE.read_text()
+    first = re.findall(r"```python\n(.*?)```", guide, flags=re.S)[0]
     namespace: dict[str, Any] = {"__name__": "migrate_mcpdo_guide"}
-    for block in re.findall(r"```python\n(.*?)```", guide, flags=re.S):
-        exec(compile(block, "docs/migrate-mcpdo.md", "exec"), namespace)
+    exec(compile(first, "docs/migrate-mcpdo.md", "exec"), namespace)
     async with Client(namespace["server"], mode=mode) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-    assert {"elicit", "deploy"} <= set(tools)
     assert tools["elicit"].description == "Request structured input from user via Human Functions"
     assert tools["elicit"].input_schema["properties"]["uiType"]["enum"] == ["slack", "web"]

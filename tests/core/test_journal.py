@@ -63,14 +63,14 @@ def test_the_digest_is_the_same_text_whether_the_schema_was_serialised_before_or
 
 def test_a_declines_reason_is_journaled_with_it_and_comes_back_on_replay() -> None:
     digest = digest_of("Deploy?", SCHEMA)
-    entry = Entry.of_answer(digest, Answer("decline", None, "Freeze until Monday"))
-    assert reusable_answer(entry, digest) == Answer("decline", None, "Freeze until Monday")
+    entry = Entry.of_answer(digest, Answer("decline", reason="Freeze until Monday"))
+    assert reusable_answer(entry, digest) == Answer("decline", reason="Freeze until Monday")
 
 
 @pytest.mark.anyio
 async def test_a_declines_reason_survives_the_sealed_journal_and_the_trip_to_another_node() -> None:
     records = Records(MemoryStore(), Sealer(["journal-secret-0123456789abcdef0123"]), "a")
-    said = Answer("decline", None, "Freeze until Monday")
+    said = Answer("decline", reason="Freeze until Monday")
     assert await records.record("run1", "alice", 1, Entry.of_answer(digest_of("Deploy?", SCHEMA), said))
     assert await records.record("run1", "alice", 2, Entry.of_answer(digest_of("Now?", SCHEMA), Answer("decline")))
     journal = await records.journal("run1", "alice")

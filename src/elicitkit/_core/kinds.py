@@ -57,12 +57,15 @@ class Hosting(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """A person's reply as it came off the wire: action plus optional content, and why, for a decline."""
+    """A person's reply as it came off the wire: action plus optional content, the reply's `_meta`, and why,
+    for a decline."""
 
     action: str
     content: Any = None
+    meta: Any = None
+    """The `_meta` of the client's reply (an `ElicitResult`'s), when it carried one."""
     reason: str | None = None
-    """What the person said when declining on a page or a channel (None: they gave no reason)."""
+    """What the person said when declining on a channel (None: they gave no reason)."""
 
 
 MAX_REASON = 1_000

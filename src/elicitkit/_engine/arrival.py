@@ -59,7 +59,8 @@ class Arrival(NamedTuple):
             source=wire["source"],
             principal=wire["principal"],
             answers={
-                str(key): Answer(str(a[0]), a[1], a[2] if len(a) > 2 else None) for key, a in wire["answers"].items()
+                str(key): Answer(str(a[0]), a[1], a[2] if len(a) > 2 else None, a[3] if len(a) > 3 else None)
+                for key, a in wire["answers"].items()
             },
             claim=None if claim is None else Claim(str(claim[0]), round=bool(claim[1])),
             run_id=wire.get("run"),
@@ -130,5 +131,6 @@ class Taken:
 
 
 def _answer_wire(answer: Answer) -> list[Any]:
-    """`[action, content]`, and the reason when a decline has one."""
-    return [answer.action, answer.content] if answer.reason is None else [answer.action, answer.content, answer.reason]
+    """`[action, content, meta]`, and the reason when a decline has one."""
+    wire = [answer.action, answer.content, answer.meta]
+    return wire if answer.reason is None else [*wire, answer.reason]

@@ -99,7 +99,7 @@ class ChannelDesk:
             why = decline_reason(reason) if action == "decline" else None
         except ValueError as exc:
             return Verdict("invalid", str(exc), {"reason": str(exc)})
-        answer = Answer(action, dict(content) if action == "accept" and content is not None else None, why)
+        answer = Answer(action, dict(content) if action == "accept" and content is not None else None, reason=why)
         if record.secret and action == "accept" and answer.content is not None and not self.own_pages(via.channel):
             # Only elicitkit's own pages (the web inbox is one) may carry secrets; chats get `secure_link`.
             return Verdict("invalid", "This question has secret fields: answer it on the secure page.", {})

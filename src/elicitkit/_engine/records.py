@@ -282,6 +282,8 @@ class Records:
         value = {"k": entry.kind, "d": entry.digest, "a": entry.action, "c": entry.content, "v": entry.value}
         if entry.reason is not None:
             value["r"] = entry.reason
+        if entry.meta is not None:
+            value["m"] = entry.meta
         return self._seal(principal, value, f"journal:{run_id}:{seq}", owned=False)
 
     async def record(self, run_id: str, principal: str | None, seq: int, entry: Entry) -> bool:
@@ -302,6 +304,7 @@ class Records:
                 content=value["c"],
                 value=value["v"],
                 reason=value.get("r"),
+                meta=value.get("m"),
             )
         return entries
 
