@@ -53,7 +53,9 @@ PerCaller: TypeAlias = Timeout | Mapping[str, float | None] | Callable[[str | No
 _CALLERS = frozenset({"anonymous", "authenticated"})
 
 
-class Ask(Protocol):
+class Elicit(Protocol):
+    """`hitl.elicit`, as the tool calls it."""
+
     async def __call__(
         self, ctx: ToolContext, message: str, schema: Mapping[str, Any], *, via: Via, timeout: float
     ) -> ElicitationResult[Any]: ...
@@ -70,11 +72,9 @@ def per_caller(timeout: PerCaller, server_default: float | None) -> Callable[[st
         fixed = seconds(timeout, server_default)
         return lambda principal: fixed
     if isinstance(timeout, Mapping):
-        unknown = set(timeout) - _CALLERS
+        unknown = ", ".join(sorted(map(repr, set(timeout) - _CALLERS)))
         if unknown:
-            raise ValueError(
-                f'timeout by caller takes the keys "anonymous" and "authenticated", not {", ".join(map(repr, unknown))}'
-            )
+            raise ValueError(f'timeout by caller takes the keys "anonymous" and "authenticated", not {unknown}')
         for key, value in timeout.items():
             check_seconds(value, f"timeout[{key!r}]")
         fallback = seconds(ServerDefault.TIMEOUT, server_default)  # a caller the mapping leaves out
@@ -95,7 +95,7 @@ def per_caller(timeout: PerCaller, server_default: float | None) -> Callable[[st
 
 def install(
     server: ServerSeam,
-    ask: Ask,
+    ask: Elicit,
     principal_of: Callable[[ToolContext], str | None],
     channels: frozenset[str],
     destinations: Mapping[str, Via],
@@ -126,16 +126,15 @@ def install(
             description="JSON Schema for requested data (flat object only)",
         ),
         ctx: Context = None,  # type: ignore[assignment]  # the SDK injects it
-        uiType: str | None = Field(
-            default=None,
+        uiType: str = Field(
+            default=default,
             description=f"UI platform to use (default: {default})",
             json_schema_extra={"enum": enum},
         ),
     ) -> CallToolResult:
-        ui_type = uiType or default
-        via = routes.get(ui_type)
+        via = routes.get(uiType)
         if via is None:
-            return _error(f"uiType {ui_type!r} is not available on this server (available: {', '.join(offered)})")
+            return _error(f"uiType {uiType!r} is not available on this server (available: {', '.join(offered)})")
         try:
             check_message(message)
         except ValueError as exc:  # the agent's own input: refused as a tool error, like a bad schema

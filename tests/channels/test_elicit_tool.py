@@ -99,8 +99,12 @@ async def test_the_elicit_tool_is_listed_with_mcp_dos_description_and_input(mode
     assert tool.input_schema["required"] == ["message", "schema"]
     assert properties["message"]["description"] == "Message explaining what information is needed"
     assert properties["schema"]["description"] == "JSON Schema for requested data (flat object only)"
-    assert properties["uiType"]["enum"] == ["slack"]
-    assert properties["uiType"]["description"] == "UI platform to use (default: slack)"
+    assert {k: v for k, v in properties["uiType"].items() if k != "title"} == {
+        "type": "string",
+        "enum": ["slack"],
+        "default": "slack",
+        "description": "UI platform to use (default: slack)",
+    }
 
 
 @pytest.mark.parametrize(
@@ -285,7 +289,9 @@ async def test_mcp_dos_three_and_five_minutes_are_the_default(mode: str, token: 
         await channel.desk.reply(prompt.token, APPROVER, "cancel", None)
 
 
-async def test_a_before_ask_hook_gives_the_person_another_time_and_the_text_says_so(mode: str) -> None:
+async def test_a_before_ask_hook_gives_the_person_another_time_and_the_text_says_so(
+    mode: str, transport: Transport
+) -> None:
     server, channel, hitl = desk_server(timeout=60)
 
     @hitl.before_ask(tools=["elicit"])
@@ -293,7 +299,7 @@ async def test_a_before_ask_hook_gives_the_person_another_time_and_the_text_says
         return Ask(timeout=1.2)
 
     del quicker
-    async with calling(server, mode, {"message": "Ship it?", "schema": SCHEMA}) as got:
+    async with calling(server, mode, {"message": "Ship it?", "schema": SCHEMA}, transport) as got:
         await channel.next_post(1)
     assert text_of(got["result"]) == "User canceled: Request timed out after 0.02 minutes"
 
