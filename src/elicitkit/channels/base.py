@@ -5,7 +5,8 @@ A channel (the web inbox, Slack, Discord, Teams, or your own) does four things:
 1. `post(prompt)`: show a question to people, return a reference to the message;
 2. receive their replies on its own HTTP callbacks (`routes()`), check that each
    one really comes from the service (signatures, timestamps, replays), and hand
-   it to the `Desk` with who sent it. elicitkit reads each callback's body
+   it to the `Desk` with who sent it (and, for a decline, the reason they gave,
+   if the channel asks for one). elicitkit reads each callback's body
    before the route runs, refusing one over the channel's `body_limit` (an
    optional attribute, in bytes; 1 MiB when absent) or slower than
    `BodyLimits.read_timeout`: `request.body()` is the exact bytes sent;
