@@ -275,29 +275,29 @@ mcp_debug() {
 mcp_with_retry() {
 	# mcp_with_retry MAX_ATTEMPTS BASE_DELAY [--] COMMAND...: retry COMMAND while it exits 3 or more, waiting
 	# BASE_DELAY seconds, doubled each time, plus up to half again at random. Exits 1 and 2 are final.
-	local attempts="${1-}" delay="${2-}" attempt=1 code
+	# (Its locals are __ek_ names: COMMAND may be a function of the script's, which sees them.)
+	local __ek_tries="${1-}" __ek_delay="${2-}" __ek_try=1 __ek_code __ek_wait
 	shift 2 || shift $#
 	if [ "${1:-}" = "--" ]; then shift; fi
-	if ! [[ "${attempts}" =~ ^[0-9]+$ ]]; then
+	if ! [[ "${__ek_tries}" =~ ^[0-9]+$ ]]; then
 		__ek_warn "mcp_with_retry: max_attempts must be a positive integer"
 		return 1
 	fi
-	if ! [[ "${delay}" =~ ^[0-9]+\.?[0-9]*$ ]]; then
+	if ! [[ "${__ek_delay}" =~ ^[0-9]+\.?[0-9]*$ ]]; then
 		__ek_warn "mcp_with_retry: base_delay must be a number"
 		return 1
 	fi
 	while true; do
-		code=0
-		"$@" || code=$?
-		if ((code <= 2)) || ((attempt >= attempts)); then
-			return "${code}"
+		__ek_code=0
+		"$@" || __ek_code=$?
+		if ((__ek_code <= 2)) || ((__ek_try >= 10#${__ek_tries})); then
+			return "${__ek_code}"
 		fi
-		local wait
-		wait="$(awk -v d="${delay}" -v r="${RANDOM}" 'BEGIN { printf "%.3f", d + d * (r / 32767) * 0.5 }')"
-		mcp_log_debug "retry" "Attempt ${attempt}/${attempts} failed (exit ${code}), retrying in ${wait}s"
-		sleep "${wait}"
-		delay="$(awk -v d="${delay}" 'BEGIN { print d * 2 }')"
-		attempt=$((attempt + 1))
+		__ek_wait="$(awk -v d="${__ek_delay}" -v r="${RANDOM}" 'BEGIN { printf "%.3f", d + d * (r / 32767) * 0.5 }')"
+		mcp_log_debug "retry" "Attempt ${__ek_try}/${__ek_tries} failed (exit ${__ek_code}), retrying in ${__ek_wait}s"
+		sleep "${__ek_wait}"
+		__ek_delay="$(awk -v d="${__ek_delay}" 'BEGIN { print d * 2 }')"
+		__ek_try=$((__ek_try + 1))
 	done
 }
 
@@ -930,7 +930,7 @@ mcp_result_with_ui() {
 	# for any other client, mcp_result_success TEXT.
 	local text="${2-}" data="${3:-null}"
 	if ! mcp_client_supports_ui; then
-		mcp_result_success "${text}"
+		__ek_text_result "${text}"
 		return 0
 	fi
 	__ek_jq -n --arg text "${text}" --argjson data "${data}" \
@@ -941,11 +941,17 @@ mcp_result_with_ui_data() {
 	# mcp_result_with_ui_data RESOURCE_URI TEXT DATA: as mcp_result_with_ui, DATA required.
 	local text="${2-}" data="${3-}"
 	if ! mcp_client_supports_ui; then
-		mcp_result_success "${text}"
+		__ek_text_result "${text}"
 		return 0
 	fi
 	__ek_jq -n --arg text "${text}" --argjson data "${data}" \
 		'{content: [{type: "text", text: $text}], structuredContent: $data, isError: false}'
+}
+
+__ek_text_result() {
+	# The fallback text as mcp_result_success's result: the JSON it is, or else the text as a JSON string
+	# (mcp-bash hands plain text to mcp_result_success, which refuses it as invalid JSON).
+	if mcp_is_valid_json "$1" && __ek_jq_bin; then mcp_result_success "$1"; else mcp_result_success "$(mcp_json_escape "$1")"; fi
 }
 
 mcp_tool_meta_with_ui() {
@@ -958,11 +964,12 @@ mcp_tool_meta_with_ui() {
 __ek_html() {
 	# The text HTML-escaped, in __ek_h.
 	__ek_h="${1-}"
-	__ek_h="${__ek_h//&/&amp;}"
-	__ek_h="${__ek_h//</&lt;}"
-	__ek_h="${__ek_h//>/&gt;}"
-	__ek_h="${__ek_h//\"/&quot;}"
-	__ek_h="${__ek_h//\'/&#39;}"
+	# Replacements quoted: bash 5.2 reads a bare & in one as the text matched.
+	__ek_h="${__ek_h//&/"&amp;"}"
+	__ek_h="${__ek_h//</"&lt;"}"
+	__ek_h="${__ek_h//>/"&gt;"}"
+	__ek_h="${__ek_h//\"/"&quot;"}"
+	__ek_h="${__ek_h//\'/"&#39;"}"
 }
 
 mcp_ui_form() {
@@ -1106,7 +1113,7 @@ mcp_run_with_progress() {
 __ek_progress_lines() {
 	# The complete lines of FILE after byte OFFSET turned into progress; prints the offset read up to.
 	local file="$1" offset="$2" pattern="$3" extract="$4" total="$5" dry="$6" quiet="$7" err_file="$8"
-	local chunk line pct msg
+	local chunk line pct msg first second
 	[ -f "${file}" ] || { printf '%s' "${offset}" && return 0; }
 	chunk="$(tail -c +$((offset + 1)) -- "${file}" 2>/dev/null; printf x)"
 	chunk="${chunk%x}"
@@ -1119,22 +1126,27 @@ __ek_progress_lines() {
 			if ((!quiet)); then mcp_log_debug "mcp_run_with_progress" "subprocess output: ${line}" 2>/dev/null; fi
 			continue
 		fi
-		pct="" msg="${line}"
+		# The groups first: every [[ =~ ]] below replaces BASH_REMATCH.
+		pct="" msg="${line}" first="${BASH_REMATCH[1]:-}" second="${BASH_REMATCH[2]:-}"
 		case "${extract}" in
 		json)
 			local pair
 			pair="$(printf '%s' "${line}" | "${__ek_jqb}" -r 'select(.progress != null) | "\(.progress)\t\(.message // "Working...")"' 2>/dev/null || true)"
-			[[ "${pair%%$'\t'*}" =~ ^[0-9]+(\.[0-9]+)?$ ]] && pct="${pair%%$'\t'*}" && pct="${pct%%.*}" && msg="${pair#*$'\t'}"
+			if [[ "${pair%%$'\t'*}" =~ ^[0-9]+(\.[0-9]+)?$ ]]; then
+				pct="${pair%%$'\t'*}"
+				pct="${pct%%.*}"
+				msg="${pair#*$'\t'}"
+			fi
 			;;
 		match1)
-			if [[ "${BASH_REMATCH[1]:-}" =~ ^[0-9]+$ ]]; then
-				pct="${BASH_REMATCH[1]}"
-				if [ -n "${total}" ]; then pct=$((10#${pct} * 100 / total)); fi
+			if [[ "${first}" =~ ^[0-9]+$ ]]; then
+				pct=$((10#${first}))
+				if [ -n "${total}" ]; then pct=$((pct * 100 / total)); fi
 			fi
 			;;
 		ratio)
-			if [[ "${BASH_REMATCH[1]:-}" =~ ^[0-9]+$ && "${BASH_REMATCH[2]:-}" =~ ^[1-9][0-9]*$ ]]; then
-				pct=$((10#${BASH_REMATCH[1]} * 100 / 10#${BASH_REMATCH[2]}))
+			if [[ "${first}" =~ ^[0-9]+$ && "${second}" =~ ^[1-9][0-9]*$ ]]; then
+				pct=$((10#${first} * 100 / 10#${second}))
 			fi
 			;;
 		esac
