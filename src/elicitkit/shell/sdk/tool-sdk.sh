@@ -1176,16 +1176,23 @@ __ek_reply_code() {
 	esac
 }
 
+__ek_keep=0 # 1 while mcp-bash's helpers ask through the ek_* ones: the reply is kept in __ek_reply, not printed
+
+__ek_emit() {
+	# A reply: printed as one line, or kept for the mcp_elicit* helper asking (no subshell to capture it).
+	if ((__ek_keep)); then __ek_reply="$1"; else printf '%s\n' "$1"; fi
+}
+
 ek_ask_json() {
 	# ek_ask_json REQUEST_JSON: ask, print the reply, return elicitkit's code. No polling: the reply
 	# comes on a FIFO of this question's own. REQUEST_JSON is sent as it is: build it with jq, or use
 	# the helpers below, which encode every value.
 	if [ "${MCP_ELICIT_SUPPORTED:-0}" != "1" ]; then
-		printf '{"action":"decline","content":null,"error":"not_supported"}\n'
+		__ek_emit '{"action":"decline","content":null,"error":"not_supported"}'
 		return 4
 	fi
 	if [ -z "${ELICITKIT_ASK:-}" ] || [ ! -p "${ELICITKIT_ASK}" ]; then
-		printf '{"action":"error","content":null,"error":"invalid_request","message":"not inside a tool served by elicitkit"}\n'
+		__ek_emit '{"action":"error","content":null,"error":"invalid_request","message":"not inside a tool served by elicitkit"}'
 		return 5
 	fi
 	local base="${ELICITKIT_CALL_DIR}/q.${BASHPID}.${RANDOM}${RANDOM}" fd reply=""
@@ -1196,7 +1203,7 @@ ek_ask_json() {
 	IFS= read -r -u "${fd}" reply || true
 	exec {fd}<&-
 	rm -f "${base}.json" "${base}.fifo"
-	printf '%s\n' "${reply}"
+	__ek_emit "${reply}"
 	__ek_reply_code "${reply}"
 }
 
@@ -1206,7 +1213,7 @@ ek_ask_json() {
 __ek_refuse() {
 	# __ek_refuse MESSAGE: a question the SDK will not send. The reply says why (invalid_request), code 5.
 	__ek_quote "$1"
-	printf '{"action":"error","content":null,"error":"invalid_request","message":%s}\n' "${__ek_q}"
+	__ek_emit "{\"action\":\"error\",\"content\":null,\"error\":\"invalid_request\",\"message\":${__ek_q}}"
 	return 5
 }
 
@@ -1417,7 +1424,10 @@ __ek_mcp_ask() {
 		printf '{"action":"error","content":null}'
 		return 1
 	fi
-	reply="$("${helper}" --timeout "${timeout}" -- "$@")" || code=$?
+	__ek_keep=1 __ek_reply=""
+	"${helper}" --timeout "${timeout}" -- "$@" || code=$?
+	__ek_keep=0
+	reply="${__ek_reply}"
 	case "${code}" in
 	0 | 1 | 2) printf '%s' "${reply}" ;; # the person's own answer, as the server wrote it
 	3)
@@ -1434,8 +1444,6 @@ __ek_mcp_ask() {
 	esac
 	return 0
 }
-
-__ek_default_timeout() { printf '%s' "${MCPBASH_ELICITATION_TIMEOUT:-30}"; }
 
 __ek_form_ask() {
 	# __ek_form_ask [--timeout S] [--] MESSAGE SCHEMA_JSON|URL MODE: ek_ask_json for a caller's schema or URL.
@@ -1460,17 +1468,19 @@ mcp_elicit() {
 	# mcp_elicit MESSAGE SCHEMA_JSON [TIMEOUT] [MODE]: mcp-bash's core call; MODE url takes the URL as SCHEMA.
 	local mode="${4:-form}"
 	[ "${mode}" = url ] || mode=form
-	__ek_mcp_ask mcp_elicit "${3:-$(__ek_default_timeout)}" __ek_form_ask "${1-}" "${2-}" "${mode}"
+	__ek_mcp_ask mcp_elicit "${3:-${MCPBASH_ELICITATION_TIMEOUT:-30}}" __ek_form_ask "${1-}" "${2-}" "${mode}"
 }
 
 mcp_elicit_url() {
 	# mcp_elicit_url MESSAGE URL [TIMEOUT]: the reply also carries the link's "elicitationId".
-	__ek_mcp_ask mcp_elicit_url "${3:-$(__ek_default_timeout)}" __ek_form_ask "${1-}" "${2-}" url
+	__ek_mcp_ask mcp_elicit_url "${3:-${MCPBASH_ELICITATION_TIMEOUT:-30}}" __ek_form_ask "${1-}" "${2-}" url
 }
 
-mcp_elicit_string() { __ek_mcp_ask mcp_elicit "$(__ek_default_timeout)" ek_string "${1-}" "${2:-value}"; }
-mcp_elicit_confirm() { __ek_mcp_ask mcp_elicit "$(__ek_default_timeout)" ek_confirm "${1-}"; }
-mcp_elicit_choice() { __ek_mcp_ask mcp_elicit "$(__ek_default_timeout)" ek_choice "$@"; }
-mcp_elicit_titled_choice() { __ek_mcp_ask mcp_elicit "$(__ek_default_timeout)" ek_titled_choice "$@"; }
-mcp_elicit_multi_choice() { __ek_mcp_ask mcp_elicit "$(__ek_default_timeout)" ek_multi_choice "$@"; }
-mcp_elicit_titled_multi_choice() { __ek_mcp_ask mcp_elicit "$(__ek_default_timeout)" ek_titled_multi_choice "$@"; }
+mcp_elicit_string() { __ek_mcp_ask mcp_elicit "${MCPBASH_ELICITATION_TIMEOUT:-30}" ek_string "${1-}" "${2:-value}"; }
+mcp_elicit_confirm() { __ek_mcp_ask mcp_elicit "${MCPBASH_ELICITATION_TIMEOUT:-30}" ek_confirm "${1-}"; }
+mcp_elicit_choice() { __ek_mcp_ask mcp_elicit "${MCPBASH_ELICITATION_TIMEOUT:-30}" ek_choice "$@"; }
+mcp_elicit_titled_choice() { __ek_mcp_ask mcp_elicit "${MCPBASH_ELICITATION_TIMEOUT:-30}" ek_titled_choice "$@"; }
+mcp_elicit_multi_choice() { __ek_mcp_ask mcp_elicit "${MCPBASH_ELICITATION_TIMEOUT:-30}" ek_multi_choice "$@"; }
+mcp_elicit_titled_multi_choice() { __ek_mcp_ask mcp_elicit "${MCPBASH_ELICITATION_TIMEOUT:-30}" ek_titled_multi_choice "$@"; }
+# elicitkit's own, on mcp-bash's contract (mcp-bash has no number helper): a number, in content's "value".
+mcp_elicit_number() { __ek_mcp_ask mcp_elicit "${MCPBASH_ELICITATION_TIMEOUT:-30}" ek_number "${1-}" "${2:-value}"; }
