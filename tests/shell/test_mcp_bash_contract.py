@@ -18,7 +18,7 @@ import pytest
 from mcp.client.context import ClientRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
-from mcp_types import ElicitRequestParams, ElicitResult, ErrorData
+from mcp_types import ElicitRequestParams, ElicitResult, ErrorData, ListRootsResult, Root, TextResourceContents
 
 from elicitkit import Elicitation
 from elicitkit.shell import FolderError, add_shell_tools, sdk_path
@@ -281,6 +281,86 @@ async def test_json_a_tool_prints_without_an_output_schema_is_also_its_structure
     assert tool.output_schema is None
     assert result.structured_content == {"service": "all", "healthy": True}
     assert text_of(result) == '{"service": "all", "healthy": true}\n'  # the text as printed, nothing stripped
+
+
+# --- roots, resources and the UI helpers ----------------------------------------------------------------------
+
+
+async def test_the_clients_roots_bound_the_tool_on_2025_11_25_and_the_projects_own_on_2026_07_28(
+    mode: str, tmp_path: Path
+) -> None:
+    (tmp_path / "inventory.txt").write_text("rack-1: 2 nodes\n")
+
+    async def lab_roots(context: ClientRequestContext) -> ListRootsResult:
+        return ListRootsResult(roots=[Root(uri=tmp_path.as_uri(), name="Lab")])
+
+    server, hitl = project_server()
+    async with connect(
+        server, "memory", mode, list_roots_callback=lab_roots, elicitation_callback=ScriptedHuman()
+    ) as client:
+        inside = await client.call_tool("inventory", {})
+        with pytest.raises(MCPError) as outside:
+            await client.call_tool("inventory", {"path": "/etc"})
+    # 2026-07-28 has no roots/list: config/roots.json's, as mcp-bash falls back to.
+    root = tmp_path if mode == "legacy" else PROJECT / "data"
+    assert inside.structured_content == {
+        "success": True,
+        "result": {"path": str(root / "inventory.txt"), "lines": 1 if mode == "legacy" else 2, "roots": 1},
+    }
+    [embedded] = [c.resource for c in inside.content if c.type == "resource"]
+    assert isinstance(embedded, TextResourceContents)
+    assert embedded.text == (root / "inventory.txt").read_text()
+    assert (outside.value.error.code, outside.value.error.message) == (-32602, ".path is outside configured MCP roots")
+    await settled(hitl)
+
+
+def test_the_ui_helpers_give_structured_data_to_a_client_with_mcp_apps_and_text_to_the_rest() -> None:
+    script = f'source "{sdk_path()}"; mcp_result_with_ui "" "3 nodes" \'{{"nodes":3}}\''
+    with_ui = json.loads(bash(script, MCPBASH_CLIENT_SUPPORTS_UI="1").stdout)
+    without = json.loads(bash(script, MCPBASH_CLIENT_SUPPORTS_UI="0").stdout)
+    assert with_ui == {
+        "content": [{"type": "text", "text": "3 nodes"}],
+        "structuredContent": {"nodes": 3},
+        "isError": False,
+    }
+    assert without["structuredContent"] == {"success": True, "result": "3 nodes"}
+    table = bash(f'source "{sdk_path()}"; echo \'[{{"n":"<b>"}}]\' | mcp_ui_table --columns n --title "T&C"').stdout
+    assert "<td>&lt;b&gt;</td>" in table and "<h1>T&amp;C</h1>" in table
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error"),
+    [
+        ("--url http://example.com/x --out f", {"type": "invalid_url", "message": "URL must use https://"}),
+        ("--url https://example.com/x --out f", {"type": "host_blocked", "message": "Host blocked by policy"}),
+        (
+            "--url https://127.0.0.1/x --out f --allow 127.0.0.1",
+            {"type": "host_blocked", "message": "Host blocked by policy"},
+        ),
+        (
+            "--url https://localhost/x --out f --allow localhost",
+            {"type": "host_blocked", "message": "Host blocked by policy"},
+        ),
+        (
+            "--url https://2130706433/x --out f --allow 2130706433",
+            {"type": "host_blocked", "message": "Host blocked by policy"},
+        ),
+        (
+            "--url https://example.com/x --out f --alow example.com",
+            {"type": "invalid_params", "message": "Unknown option: --alow"},
+        ),
+        (
+            "--url https://example.com/x --out f --timeout 61",
+            {"type": "invalid_params", "message": "--timeout cannot exceed 60 seconds"},
+        ),
+    ],
+)
+def test_mcp_download_safe_refuses_what_mcp_bashs_policy_refuses_before_any_request(
+    tmp_path: Path, arguments: str, error: dict[str, str]
+) -> None:
+    ran = bash(f'cd "{tmp_path}"; source "{sdk_path()}"; mcp_download_safe {arguments}')
+    assert (ran.returncode, json.loads(ran.stdout)) == (0, {"success": False, "error": error})
+    assert not (tmp_path / "f").exists()
 
 
 # --- a stand-in for the server on the call's ask FIFO ---------------------------------------------------------
