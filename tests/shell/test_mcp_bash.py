@@ -15,13 +15,16 @@ import anyio
 import pytest
 from anyio.streams.text import TextReceiveStream
 from mcp import Client, StdioServerParameters
+from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp_types import EmbeddedResource, TextResourceContents
 
+from elicitkit import Elicitation
+from elicitkit.shell import add_shell_tools
 from elicitkit.shell._project import find_project
 from elicitkit.testing import ScriptedHuman, accept
-from tests.scenes import ERAS, text_of
-from tests.shell.scenes import BIN
+from tests.scenes import ERAS, Transport, connect, text_of
+from tests.shell.scenes import BIN, PATH
 
 pytestmark = pytest.mark.anyio
 
@@ -184,12 +187,12 @@ async def test_an_mcp_bash_project_is_served_as_it_is_with_every_layout_and_its_
     }
 
 
-@pytest.mark.parametrize("way", ["stdio", "http"])
-async def test_register_json_declares_the_tools_a_project_serves(mode: str, way: Literal["stdio", "http"]) -> None:
-    with anyio.fail_after(60):
-        async with project_client(way, mode, folder=REGISTRY, elicitation_callback=ScriptedHuman()) as client:
-            [tool] = (await client.list_tools()).tools  # tools/ignored/tool.sh is not scanned: tools are declared
-            result = await client.call_tool("nightly.report", {"day": "mon"})
+async def test_register_json_declares_the_tools_a_project_serves(mode: str, transport: Transport) -> None:
+    server = MCPServer("registry")
+    add_shell_tools(Elicitation(server), REGISTRY, env=PATH)
+    async with connect(server, transport, mode, elicitation_callback=ScriptedHuman()) as client:
+        [tool] = (await client.list_tools()).tools  # tools/ignored/tool.sh is not scanned: tools are declared
+        result = await client.call_tool("nightly.report", {"day": "mon"})
     assert (tool.name, tool.input_schema["properties"]) == ("nightly.report", {"day": {"type": "string"}})
     assert result.structured_content == {"success": True, "result": {"day": "mon", "status": "green"}}
 
