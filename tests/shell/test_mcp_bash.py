@@ -168,6 +168,7 @@ async def test_an_mcp_bash_project_is_served_as_it_is_with_every_layout_and_its_
         4:
     ]
     assert status.structured_content == {"service": "db", "healthy": True}
+    assert (status.meta or {})["exitCode"] == 0  # as mcp-bash marks every result
     assert text_of(status) == '{"service": "db", "healthy": true}\n'  # stdout as printed
     assert inventory.structured_content == {
         "success": True,
@@ -182,8 +183,8 @@ async def test_an_mcp_bash_project_is_served_as_it_is_with_every_layout_and_its_
     assert (failed.value.error.code, failed.value.error.message) == (-32603, "disk full on /var")
     assert failed.value.error.data == {
         "exitCode": 3,
-        "_meta": {"exitCode": 3, "stderr": "disk full on /var\nsecond line\n"},
-        "stderrTail": "disk full on /var\nsecond line\n",
+        "_meta": {"exitCode": 3, "stderr": "disk full on /var\nsecond line"},
+        "stderrTail": "disk full on /var\nsecond line",
     }
 
 

@@ -83,9 +83,8 @@ def tool_result(done: Finished, *, mcp_bash: bool, roots: list[Root]) -> CallToo
         return error_result(message, done.stderr, exit_code=done.code)
     result = _success(done.stdout)
     embedded = _embedded(done.resources, roots)
-    if embedded:
-        result = result.model_copy(update={"content": [*result.content, *embedded]})
-    return result
+    meta = {**(result.meta or {}), "exitCode": 0}  # as mcp-bash marks every result
+    return result.model_copy(update={"content": [*result.content, *embedded], "meta": meta})
 
 
 def timed_out(name: str, limit: float, stderr: str) -> CallToolResult:
@@ -141,7 +140,7 @@ def _mcp_bash_failure(done: Finished) -> MCPError:
     if done.stdout:
         printed = _error_body(done.stdout.strip())
         return printed or MCPError(code=-32603, message="Tool failed", data=done.stdout)
-    tail = done.stderr
+    tail = done.stderr.rstrip("\n")  # as mcp-bash reads it: $(...) drops the final newlines
     first = tail.lstrip("\n").split("\n", 1)[0].replace("\r", "") if tail.strip() else ""
     meta: dict[str, Any] = {"exitCode": done.code} | ({"stderr": tail} if tail else {})
     data: dict[str, Any] = {"exitCode": done.code, "_meta": meta} | ({"stderrTail": tail} if tail else {})
