@@ -283,6 +283,21 @@ async def test_json_a_tool_prints_without_an_output_schema_is_also_its_structure
     assert text_of(result) == '{"service": "all", "healthy": true}\n'  # the text as printed, nothing stripped
 
 
+async def test_arguments_too_large_for_a_variable_reach_the_script_through_a_file_as_in_mcp_bash(
+    mode: str, tmp_path: Path
+) -> None:
+    (tmp_path / "tools" / "measure").mkdir(parents=True)
+    (tmp_path / "tools" / "measure" / "measure.sh").write_text(
+        'source "${MCP_SDK}/tool-sdk.sh"\nprintf \'%s %s\' "$(mcp_args_get \'.blob | length\')" "${MCP_TOOL_ARGS_FILE:+file}"\n'
+    )
+    server = MCPServer("t")
+    add_shell_tools(Elicitation(server), tmp_path, env=PATH)
+    async with connect(server, "memory", mode, elicitation_callback=ScriptedHuman()) as client:
+        small = await client.call_tool("measure", {"blob": "x" * 10})
+        large = await client.call_tool("measure", {"blob": "x" * 300_000})  # past the 128 KiB a variable holds
+    assert (text_of(small), text_of(large)) == ("10 ", "300000 file")
+
+
 # --- roots, resources and the UI helpers ----------------------------------------------------------------------
 
 

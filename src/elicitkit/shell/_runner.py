@@ -53,6 +53,7 @@ logger = logging.getLogger("elicitkit.shell")
 
 SDK_DIR = Path(__file__).resolve().parent / "sdk"
 # What a tool sees of the server's environment unless the server inherits it whole (mcp-bash's "minimal").
+_ENV_PAYLOAD_LIMIT = 64 * 1024  # mcp-bash's MCPBASH_ENV_PAYLOAD_THRESHOLD default
 _UI_EXTENSION = "io.modelcontextprotocol/ui"  # MCP Apps: mcp_client_supports_ui
 _MINIMAL_ENV = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TERM")
 
@@ -172,9 +173,6 @@ def _environment(
             "MCP_SDK": str(SDK_DIR),
             "MCP_TOOL_NAME": tool.name,
             "MCP_TOOL_PATH": str(tool.script),
-            "MCP_TOOL_ARGS_JSON": json.dumps(arguments, ensure_ascii=False),
-            "MCP_TOOL_METADATA_JSON": json.dumps(tool.metadata, ensure_ascii=False),
-            "MCP_TOOL_META_JSON": json.dumps(meta, ensure_ascii=False),
             "MCP_TOOL_ERROR_FILE": str(folder.error_file),
             "MCP_TOOL_RESOURCES_FILE": str(folder.resources_file),
             "MCP_CANCEL_FILE": str(folder.cancel_file),
@@ -194,7 +192,19 @@ def _environment(
             "ELICITKIT_CALL_DIR": str(folder.path),
         }
     )
+    for name, value in (("ARGS", arguments), ("METADATA", tool.metadata), ("META", meta)):
+        env.update(_payload(folder, name, json.dumps(value, ensure_ascii=False)))
     return env
+
+
+def _payload(folder: CallFolder, name: str, text: str) -> dict[str, str]:
+    """`MCP_TOOL_<name>_JSON`, or past 64 KiB (a variable may hold 128 KiB at most) `MCP_TOOL_<name>_FILE`
+    naming a file in the call's folder, as mcp-bash hands large payloads over; the SDK reads either."""
+    if len(text.encode("utf-8")) <= _ENV_PAYLOAD_LIMIT:
+        return {f"MCP_TOOL_{name}_JSON": text}
+    file = f"tool.{name.lower()}.json"
+    folder.files.write_atomically(file, text)
+    return {f"MCP_TOOL_{name}_JSON": "", f"MCP_TOOL_{name}_FILE": str(folder.path / file)}
 
 
 def _passed_on(name: str) -> bool:
