@@ -53,7 +53,8 @@ def add_shell_tools(
             `None` for no limit. Time spent waiting for a person does not count.
         question_timeout: seconds a question from the shell SDK or `elicitkit
             ask` waits unless it says; by default the server-wide timeout.
-            mcp-bash's own helpers give up after 30 s, and their questions are withdrawn then.
+            mcp-bash's helpers (`mcp_elicit*`, the file protocol) give up after
+            `MCPBASH_ELICITATION_TIMEOUT` seconds (30 by default), and their questions are withdrawn then.
         inherit_env: give tools the server's whole environment instead of a
             minimal one (PATH, HOME, LANG, ...). elicitkit's secrets are never passed.
         env: variables added to every tool's environment.
