@@ -16,6 +16,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp.client.context import ClientRequestContext
+from mcp.client.extension import ClientExtension
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp_types import ElicitRequestParams, ElicitResult, ErrorData, ListRootsResult, Root, TextResourceContents
@@ -327,6 +328,27 @@ async def test_the_clients_roots_bound_the_tool_on_2025_11_25_and_the_projects_o
     assert embedded.text == (root / "inventory.txt").read_text()
     assert (outside.value.error.code, outside.value.error.message) == (-32602, ".path is outside configured MCP roots")
     await settled(hitl)
+
+
+class McpApps(ClientExtension):
+    """A client that shows MCP Apps UIs (it declares the extension, nothing more)."""
+
+    identifier = "io.modelcontextprotocol/ui"
+
+    def settings(self) -> dict[str, Any]:
+        return {"mimeTypes": ["text/html;profile=mcp-app"]}
+
+
+async def test_a_client_declaring_mcp_apps_gets_the_tools_ui_data_and_others_get_its_text(mode: str) -> None:
+    server, _ = project_server()
+    async with connect(server, "memory", mode, elicitation_callback=ScriptedHuman(), extensions=[McpApps()]) as client:
+        with_ui = await client.call_tool("console", {})
+    async with connect(server, "memory", mode, elicitation_callback=ScriptedHuman()) as client:
+        without = await client.call_tool("console", {})
+    assert with_ui.structured_content == {"nodes": 16}
+    assert text_of(with_ui).startswith("Console (ui=yes, escaped=1")
+    assert without.structured_content is not None
+    assert without.structured_content["result"].startswith("Console (ui=no, escaped=1")
 
 
 def test_the_ui_helpers_give_structured_data_to_a_client_with_mcp_apps_and_text_to_the_rest() -> None:
