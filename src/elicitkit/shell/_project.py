@@ -34,6 +34,7 @@ logger = logging.getLogger("elicitkit.shell")
 
 SERVER_DIR = "server.d"
 _REGISTER_KINDS = ("tools", "resources", "resourceTemplates", "prompts", "completions")
+_PROJECT_DEPTH = 3  # how deep a folder of projects is searched for them
 _REGISTER_MAX = 1024 * 1024  # mcp-bash's MCPBASH_MAX_MANUAL_REGISTRY_BYTES default
 
 
@@ -88,8 +89,10 @@ def _projects_under(folder: Path) -> list[Path]:
     """The project folders (with a `tools/` folder) below `folder`, as mcp-bash's `examples/` holds them."""
     found: list[Path] = []
     for dirpath, dirnames, _ in os.walk(folder):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         here = Path(dirpath)
+        depth = len(here.relative_to(folder).parts)
+        # A few levels down (examples/advanced/<project>), not the whole tree of a folder given by mistake.
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".")) if depth < _PROJECT_DEPTH else []
         if here != folder and (here / "tools").is_dir():
             found.append(here)
             dirnames[:] = []  # a project's own folders are its own
