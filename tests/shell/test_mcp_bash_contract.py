@@ -299,6 +299,20 @@ async def test_arguments_too_large_for_a_variable_reach_the_script_through_a_fil
     assert (text_of(small), text_of(large)) == ("10 ", "300000 file")
 
 
+async def test_a_script_whose_interpreter_is_missing_fails_the_call_saying_so(mode: str, tmp_path: Path) -> None:
+    (tmp_path / "tools" / "old").mkdir(parents=True)
+    (tmp_path / "tools" / "old" / "old.sh").write_text("#!/opt/nowhere/bash\necho hi\n")
+    (tmp_path / "tools" / "old" / "old.sh").chmod(0o755)
+    server = MCPServer("t")
+    add_shell_tools(Elicitation(server), tmp_path, env=PATH)
+    async with connect(server, "memory", mode, elicitation_callback=ScriptedHuman()) as client:
+        result = await client.call_tool("old", {})
+    assert result.is_error
+    assert text_of(result).endswith(
+        "old.sh could not be started (No such file or directory; is the program on its #! line installed?)"
+    )
+
+
 # --- roots, resources and the UI helpers ----------------------------------------------------------------------
 
 

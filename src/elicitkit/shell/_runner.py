@@ -88,13 +88,18 @@ async def run_tool(
     clock = _Clock(tool.timeout if tool.timeout is not None else options.timeout)
     try:
         env = _environment(hitl, tool, project, options, arguments, ctx, folder) | roots_env(roots)
-        process = await anyio.open_process(
-            tool.command,
-            cwd=project,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,  # its own process group, so everything it started goes with it
-        )
+        try:
+            process = await anyio.open_process(
+                tool.command,
+                cwd=project,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,  # its own process group, so everything it started goes with it
+            )
+        except OSError as exc:  # its #! program is missing, say: the tool's fault, told as a failed start
+            said = f"{tool.command[0]} could not be started ({exc.strerror}; is the program on its #! line installed?)"
+            done = Finished(tool.name, 127, "", said)
+            return tool_result(done, mcp_bash=options.mcp_bash, roots=roots)
         try:
             return await _supervise(hitl, tool, options, ctx, folder, process, clock, roots)
         finally:
