@@ -68,8 +68,9 @@ def _text(min_length: int, max_length: int | None, word: str = "answer") -> str:
 class Person:
     """An elicitation callback that accepts (or, with `agree=False`, declines) whatever it is asked.
 
-    Links under `pages` (the server's own address) are opened and answered in `browser` from tasks
-    started in `tasks`; other links are only agreed to, as a URL-mode accept means.
+    Links to elicitkit's pages under `pages` (the server's own address) are opened and answered in `browser`
+    from tasks started in `tasks`, other pages the server hosts itself are visited, and links elsewhere are
+    only agreed to, as a URL-mode accept means.
     """
 
     def __init__(self, tasks: TaskGroup, pages: str, *, agree: bool = True) -> None:
@@ -87,9 +88,13 @@ class Person:
             link = _LINK.search(params.message)
             if link is not None and self._ours(link[0]):
                 await self.open(link[0])  # through the model: the person opens it, then the model says accept
+            elif link is not None and link[0].startswith(self.pages):
+                await self.visit(link[0])
             return ElicitResult(action="accept", content=fill(params.requested_schema))
         if self._ours(params.url):
             self.tasks.start_soon(self.open, params.url)
+        elif params.url.startswith(self.pages):
+            self.tasks.start_soon(self.visit, params.url)  # a page the example's server hosts itself
         return ElicitResult(action="accept")
 
     def _ours(self, link: str) -> bool:
@@ -109,6 +114,11 @@ class Person:
         form = _Form(page.text)
         answer = await self.browser.post(link, data={"ek:csrf": form.csrf, "ek:action": "accept", **form.filled()})
         assert answer.status_code == 200, answer.text
+
+    async def visit(self, link: str) -> None:
+        """Open a page the server hosts itself (not elicitkit's): what it does when visited is its own business."""
+        page = await self.browser.get(link)
+        assert page.status_code == 200, page.text
 
     async def _provider_approves(self, authorize: str) -> None:
         query = parse_qs(urlsplit(authorize).query)
