@@ -334,24 +334,14 @@ class Elicitation:
         name: str = "elicit",
         timeout: PerCaller = MCPDO_TIMEOUTS,
     ) -> None:
-        """Register an `elicit` tool through which an agent asks a person a question of its own (mcp.do's).
+        """Register mcp.do's `elicit` tool: an agent asks a person (`{message, schema, uiType}`) on a channel.
 
-        Its input is `{message, schema, uiType}`; `destinations` maps each
-        `uiType` ("slack", "discord", "teams", "web") to where it asks, e.g.
-        `{"slack": slack("#approvals")}` (an added web inbox is offered as
-        `web()` by default). `uiType` is an enum of those, `slack` by default
-        where it is one. Results read as mcp.do's: `User provided: {json}`;
-        `User declined: {reason}`, `User canceled: Request canceled` and `User
-        canceled: Request timed out after N minutes` with `isError: true`;
-        structured content `{action, content?, reason?}`.
-
-        Args:
-            timeout: how long a person has, by caller: mcp.do's
-                `{"anonymous": 180, "authenticated": 300}` seconds by default;
-                seconds for everyone (None: no limit), `SERVER_DEFAULT` for the
-                server's, or a function of the caller's principal (None when
-                anonymous) returning seconds. A `before_ask` hook may still
-                change it per question (`Ask(timeout=...)`).
+        `destinations` maps each `uiType` ("slack", "discord", "teams", "web") to where it asks, e.g.
+        `{"slack": slack("#approvals")}` (an added web inbox is offered as `web()`); the first in that order is
+        the default. Results are mcp.do's, `isError` included (`User provided: {json}`, `User declined: {reason}`,
+        `User canceled: ...`), with structured content `{action, content?, reason?}`. `timeout` is by caller:
+        mcp.do's `{"anonymous": 180, "authenticated": 300}` seconds by default; or seconds (None: no limit),
+        `SERVER_DEFAULT`, or a function of the caller's principal (None when anonymous).
 
         Raises:
             ValueError: a destination names a channel that was not added, or there is none; a bad timeout.

@@ -27,13 +27,8 @@ from pydantic import BaseModel, Field, SecretStr
 
 from elicitkit import Accepted, Declined, Elicitation, ElicitationTimeout
 from elicitkit.channels._discord import DiscordChannel, DiscordError, Signatures
-from elicitkit.channels._discord_components import (
-    closed_message,
-    content_of_modal,
-    layout_of,
-    modal,
-    question_message,
-)
+from elicitkit.channels._discord_components import closed_message, layout_of, modal, question_message
+from elicitkit.channels._discord_replies import content_of_modal
 from elicitkit.channels.base import ChannelRefused, Closing, Prompt, Responder, discord
 from tests.channels.discord_server import CHANNEL, Interactions, LocalDiscord, Reply, User, response_problems
 from tests.scenes import serving, text_of

@@ -26,7 +26,8 @@ from pydantic import BaseModel, Field, SecretStr
 
 from elicitkit import Accepted, Declined, Elicitation, ElicitationResult, ElicitationTimeout
 from elicitkit.channels import SlackChannel
-from elicitkit.channels._slack_blocks import click_content, content_of, message_blocks, modal_view
+from elicitkit.channels._slack_blocks import message_blocks, modal_view
+from elicitkit.channels._slack_replies import click_content, content_of
 from elicitkit.channels.base import ChannelRefused, Closing, Prompt, Responder, slack
 from tests.channels.slack_server import LocalSlack, User
 from tests.scenes import serving, text_of

@@ -73,19 +73,15 @@ from elicitkit.channels._slack_blocks import (
     PREFIX,
     REASON,
     SECURE,
-    click_content,
     closed_blocks,
-    content_of,
     decline_view,
-    errors_of,
     escape,
     fallback_text,
     message_blocks,
     modal_view,
     notice_view,
-    reason_of,
-    token_of,
 )
+from elicitkit.channels._slack_replies import click_content, content_of, errors_of, reason_of, token_of
 from elicitkit.channels.base import ChannelRefused, Closing, Desk, Prompt, Responder, Verdict
 
 if TYPE_CHECKING:
