@@ -199,6 +199,16 @@ async def test_declining_on_teams_with_a_reason_hands_the_tool_the_reason(mode: 
         assert closed == "Declined by Alice: Freeze until \\*\\*Monday\\*\\*, see https\\://status\\.example\\.com"
 
 
+async def test_a_reason_longer_than_a_card_allows_is_refused_and_the_question_stays_open() -> None:
+    async with desk(confirming()) as scene:
+        question = await scene.bf.question(1)
+        refused = await scene.said(question, "Decline", inputs={"reason": "x" * 1001})
+        assert refused == "A reason for declining may have at most 1,000 characters, not 1,001"
+        assert scene.bf.updates == [] and not scene.done.is_set()
+        assert await scene.said(question, "Decline", inputs={"reason": "x" * 1000}) == THANKS
+        assert await scene.outcome() == "Declined: " + "x" * 1000
+
+
 async def test_a_reason_teams_sends_through_the_submit_fallback_counts_too() -> None:
     async with desk(confirming()) as scene:
         question = await scene.bf.question(1)
