@@ -153,7 +153,7 @@ async def allow(page: Page, link: str) -> None:
 async def fill_valid(page: Page) -> None:
     await page.get_by_label("Service").fill("checkout")
     await page.get_by_label("Replicas").fill("8")
-    await page.get_by_label("Region").select_option("us")
+    await page.get_by_label("America (Virginia)").check()
     await page.get_by_label("Canary first").uncheck()
     await page.get_by_label("lint").check()
     await page.get_by_label("e2e").check()
@@ -267,8 +267,8 @@ async def test_screenshots_of_every_page(browser: Browser, desk: Desk, provider:
         await page.get_by_label("Service").fill("x")
         await page.get_by_label("Replicas").fill("500")
         await page.get_by_role("button", name="Submit").click()
-        await expect(page.locator(".error").first).to_be_visible()
-        assert await page.locator(".error").count() >= 4  # service, replicas, checks, deploy key
+        await expect(page.locator(".error-summary")).to_be_focused()
+        assert await page.locator(".error-message").count() >= 4  # service, replicas, region, checks, deploy key
         await expect(page.get_by_label("Replicas")).to_have_value("500")  # the entry comes back for fixing
         await shoot("validation-errors.png")
 

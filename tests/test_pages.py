@@ -28,24 +28,27 @@ def test_every_question_string_is_escaped_in_text_and_attributes() -> None:
     choice = {"type": "string", "enum": [HOSTILE], "enumNames": [HOSTILE]}
     schema = {"type": "object", "properties": {"free": prop, "pick": choice, HOSTILE: {"type": "boolean"}}}
     html = form_page(
-        message=HOSTILE, schema=schema, action=HOSTILE, csrf=HOSTILE, errors={"free": [HOSTILE], "": [HOSTILE]}
+        message=HOSTILE, schema=schema, action=HOSTILE, csrf=HOSTILE, errors={"free": HOSTILE, "": HOSTILE}
     )
     page = Tags(html)
     assert [tag for tag, _ in page.tags].count("script") == 0
     # Parsed back, every attribute and text holds the string exactly as the question had it.
-    assert page.text.count(HOSTILE) >= 6  # title, heading, general error, label, help, field error, option...
+    # heading, general error, label, help, the field's error (in the summary), the option
+    assert [text.strip() for text in page.text].count(HOSTILE) >= 6
+    assert f"Error: {HOSTILE}" in page.text  # the title
+    assert f" {HOSTILE}" in page.text  # the field's error, after its hidden "Error:"
     inputs = {attrs.get("name"): attrs for tag, attrs in page.tags if tag == "input"}
     assert inputs["free"]["value"] == HOSTILE
     assert inputs["ek:csrf"]["value"] == HOSTILE
-    assert inputs[HOSTILE]["type"] == "checkbox"  # a field name, round-tripped through the attribute
+    assert inputs[HOSTILE]["type"] == "radio"  # a field name, round-tripped through the attribute (a yes/no)
     assert ("form", {"method": "post", "action": HOSTILE, "autocomplete": "off"}) in page.tags
-    assert ("option", {"value": HOSTILE}) in page.tags
+    assert ("input", {"type": "radio", "id": "f-pick", "name": "pick", "value": HOSTILE}) in page.tags
 
 
 def test_legacy_enum_names_show_as_option_titles() -> None:
     schema = {"type": "object", "properties": {"env": {"type": "string", "enum": ["a"], "enumNames": ["Alpha"]}}}
     page = Tags(form_page(message="m", schema=schema, action="/", csrf="c"))
-    assert ("option", {"value": "a"}) in page.tags
+    assert ("input", {"type": "radio", "id": "f-env", "name": "env", "value": "a"}) in page.tags
     assert "Alpha" in page.text
 
 

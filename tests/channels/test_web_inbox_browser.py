@@ -77,7 +77,7 @@ async def test_questions_appear_in_the_open_inbox_without_a_reload_and_the_answe
                     assert loads == [page.url]  # both questions came in without a reload
 
                     await page.get_by_label("Replicas").fill("8")
-                    await page.get_by_label("Region").select_option("us")
+                    await page.get_by_label("us", exact=True).check()
                     await page.get_by_label("lint").check()
                     await page.get_by_label("e2e").check()
                     await page.get_by_label("Canary first").uncheck()
