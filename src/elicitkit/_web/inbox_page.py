@@ -50,7 +50,7 @@ from elicitkit._schema.choices import options_of
 from elicitkit._web.app import PageIdentity
 from elicitkit._web.forms import CONTROLS, page_controls, parse_form
 from elicitkit._web.messages import WHOLE, explain
-from elicitkit._web.pages import CSP, _templates, fields_html, message_page, problems_of
+from elicitkit._web.pages import CSP, _templates, fields_html, message_page, problems_of, render_summary
 from elicitkit._web.tokens import InvalidLink, Link, LinkTokens
 from elicitkit.channels.base import Desk, Prompt, Responder, Verdict
 
@@ -309,7 +309,9 @@ class InboxPages:
             context |= {
                 "title": ("Error: " if notice is not None and not notice.ok else "")
                 + (f"Your questions ({len(views)})" if views else "Your questions"),
-                "problems": [] if refused is None else refused.problems,
+                "summary": None
+                if notice is None or notice.ok
+                else render_summary([] if refused is None else refused.problems, notice.text),
                 "css": f"{root}/elicit/static/style.css",
                 "script": f"{root}/elicit/static/inbox.js",
                 "list_url": f"{root}/elicit/inbox?part=list",

@@ -33,6 +33,7 @@ __all__ = [
     "message_page",
     "problems_of",
     "render_fields",
+    "render_summary",
     "stylesheet",
 ]
 
@@ -48,6 +49,7 @@ def _templates() -> Environment:
     # Built on first use, not on import. StrictUndefined: a misspelt variable is an error, not an empty string.
     environment = Environment(
         loader=PackageLoader("elicitkit._web", "templates"),
+        auto_reload=False,  # templates ship with the package: parsed once, never checked again per request
         autoescape=True,
         undefined=StrictUndefined,
         trim_blocks=True,
@@ -66,9 +68,19 @@ def _render(template: str, **context: Any) -> str:
     return _templates().get_template(template).render(**context)
 
 
+def _macros() -> Any:
+    # The template's module is built once and kept by the template (itself kept by the environment).
+    return _templates().get_template("fields.html").module
+
+
 def render_fields(views: Sequence[FieldView]) -> Markup:
     """The fields' HTML (`fields.html`), for a page to place in its form."""
-    return Markup(_templates().get_template("fields.html").module.fields(views))  # type: ignore[attr-defined]
+    return Markup(_macros().fields(views))
+
+
+def render_summary(problems: Sequence[tuple[str | None, str]], intro: str | None = None) -> Markup:
+    """The error summary (`fields.html`): `intro`, then each problem, linked to its field when it has one."""
+    return Markup(_macros().summary(problems, intro))
 
 
 @lru_cache(maxsize=512)
@@ -132,7 +144,7 @@ def form_page(
         message=message,
         action=action,
         csrf=csrf,
-        problems=problems,
+        summary=render_summary(problems) if problems else None,
         fields=fields,
     )
 
