@@ -15,7 +15,6 @@ from elicitkit._asking import Asking
 from elicitkit._clients import ClientOverride
 from elicitkit._core.kinds import Mode, RouteName, Stage, new_id
 from elicitkit._crypto import PlainSealer, Sealer, secret_ring
-from elicitkit._elicit_tool import MCPDO_TIMEOUTS, PerCaller
 from elicitkit._engine.engine import Engine
 from elicitkit._engine.policy import Policy
 from elicitkit._fallback import DEFAULT_TOOL, Fallback, tool_description
@@ -332,16 +331,15 @@ class Elicitation:
         destinations: Mapping[str, Via] | None = None,
         *,
         name: str = "elicit",
-        timeout: PerCaller = MCPDO_TIMEOUTS,
+        timeout: _elicit_tool.PerCaller = _elicit_tool.MCPDO_TIMEOUTS,
     ) -> None:
         """Register mcp.do's `elicit` tool: an agent asks a person (`{message, schema, uiType}`) on a channel.
 
-        `destinations` maps each `uiType` ("slack", "discord", "teams", "web") to where it asks, e.g.
-        `{"slack": slack("#approvals")}` (an added web inbox is offered as `web()`); the first in that order is
-        the default. Results are mcp.do's, `isError` included (`User provided: {json}`, `User declined: {reason}`,
-        `User canceled: ...`), with structured content `{action, content?, reason?}`. `timeout` is by caller:
-        mcp.do's `{"anonymous": 180, "authenticated": 300}` seconds by default; or seconds (None: no limit),
-        `SERVER_DEFAULT`, or a function of the caller's principal (None when anonymous).
+        `destinations` maps each `uiType` ("slack", "discord", "teams", "web", the first the default) to where it
+        asks, e.g. `{"slack": slack("#approvals")}` (an added web inbox is offered as `web()`). Results are mcp.do's,
+        `isError` included, with structured content `{action, content?, reason?}`. `timeout` is by caller: mcp.do's
+        `{"anonymous": 180, "authenticated": 300}` seconds by default; or seconds (None: no limit), `SERVER_DEFAULT`,
+        or a function of the caller's principal (None when anonymous). See docs/channels.md.
 
         Raises:
             ValueError: a destination names a channel that was not added, or there is none; a bad timeout.
