@@ -29,6 +29,12 @@ __all__ = ["main"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["ask"]:
+        # `elicitkit ask` has its own parser (and its own -h): everything after `ask` is its own, as typed.
+        from elicitkit.shell._ask import main as ask_main
+
+        return ask_main(argv[1:])
     parser = argparse.ArgumentParser(prog="elicitkit", description="Human-in-the-loop elicitation for MCP servers.")
     commands = parser.add_subparsers(dest="command", required=True)
     demo = commands.add_parser("demo", help="run the deploy-desk example against a scripted person on both eras")
@@ -74,18 +80,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve.add_argument("--inherit-env", action="store_true", help="give tools this environment, not a minimal one")
     serve.add_argument("--fallback", choices=["llm", "error"], default="llm", help="for clients without forms")
     serve.add_argument("--public-url", help="where elicitkit's pages are reached (default: the --http address)")
-    # `elicitkit ask` parses its own arguments (and answers -h with its own help), so it starts fast.
-    ask = commands.add_parser(
-        "ask", help="ask the person from inside a served tool (see: elicitkit ask -h)", add_help=False
-    )
-    ask.add_argument("rest", nargs=argparse.REMAINDER)
+    # Listed for the top-level help only: `main` hands `elicitkit ask …` to its own parser before this one runs.
+    commands.add_parser("ask", help="ask the person from inside a served tool (see: elicitkit ask -h)")
     sdk = commands.add_parser("shell-sdk", help="print the shell SDK to eval (or its path, with --path)")
     sdk.add_argument("--path", action="store_true", help="print the path of tool-sdk.sh instead")
     args = parser.parse_args(argv)
-    if args.command == "ask":
-        from elicitkit.shell._ask import main as ask_main
-
-        return ask_main(args.rest)
     if args.command == "shell-sdk":
         from elicitkit.shell import sdk_path
 

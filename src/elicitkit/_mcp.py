@@ -321,14 +321,18 @@ def advertise_tasks(lowlevel: Server[Any]) -> None:
     lowlevel.extensions[TASKS_EXTENSION] = {}
 
 
-async def elicit_for_task(
-    rctx: ServerRequestContext[Any, Any], params: ElicitRequestFormParams | ElicitRequestURLParams, task_id: str
+async def elicit(
+    rctx: ServerRequestContext[Any, Any],
+    params: ElicitRequestFormParams | ElicitRequestURLParams,
+    task_id: str | None = None,
 ) -> ElicitResult:
-    """2025-11-25: `elicitation/create` on behalf of a task, on the `tasks/result` request `rctx` waiting for it,
-    tagged with the task it belongs to (`_meta["io.modelcontextprotocol/related-task"]`)."""
-    tagged = params.model_copy(update={"meta": {RELATED_TASK: {"taskId": task_id}}})
+    """2025-11-25: `elicitation/create` related to the request `rctx` (with the params' own `_meta`, which the
+    SDK's `elicit_form` cannot carry); on behalf of a task, on the `tasks/result` request waiting for it, tagged
+    with the task it belongs to (`_meta["io.modelcontextprotocol/related-task"]`)."""
+    if task_id is not None:
+        params = params.model_copy(update={"meta": {**(params.meta or {}), RELATED_TASK: {"taskId": task_id}}})
     result: ElicitResult = await rctx.session.send_request(
-        ElicitRequest(params=tagged),
+        ElicitRequest(params=params),
         ElicitResult,
         metadata=ServerMessageMetadata(related_request_id=rctx.request_id),
     )

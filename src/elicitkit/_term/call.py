@@ -30,7 +30,7 @@ from rich.table import Table
 
 from elicitkit._term.arguments import UsageError, check_arguments, parse_arguments
 from elicitkit._term.person import TerminalPerson
-from elicitkit._term.reach import ServerLog, Unreachable, explain, server_of
+from elicitkit._term.reach import ERA_HINT, ServerLog, Unreachable, explain, no_back_channel, server_of
 from elicitkit._term.status import Status, StatusLine
 from elicitkit._term.text import safe
 
@@ -40,7 +40,6 @@ PROTOCOLS = {"auto": "auto", "2025-11-25": "legacy", "2026-07-28": "2026-07-28"}
 """`--protocol` values and the SDK client mode each one means."""
 
 _ROUNDS = 200  # a long form is many 2026-07-28 rounds; the SDK's default stops at 10
-_NO_BACK_CHANNEL = ("back-channel", "NoBackChannel", "back channel")
 
 
 class Session:
@@ -56,7 +55,7 @@ class Session:
         self.line = StatusLine(console, self.status, live=live and answers is None)
         self.person = TerminalPerson(console, self.line, answers=answers, plain=plain)
         self.log = ServerLog() if isinstance(self.server, StdioServerParameters) else None
-        self.since = 0
+        self.since: int | None = None
         """Where the stdio server's log stood when the call began: what came before is not about the call."""
 
     @asynccontextmanager
@@ -96,9 +95,9 @@ class Session:
         """The end of a stdio server's own output since the call began (the log is then kept), as rich markup."""
         if self.log is None:
             return ""
-        said = self.log.tail(since=self.since)
+        said = self.log.tail(since=self.since or 0)
         if not said:
-            if self.since:
+            if self.since is not None:
                 return ""
             return "[dim]The server printed nothing on standard error: does it start serving (`server.run()`)?[/dim]"
         self.log.kept = True
@@ -205,12 +204,8 @@ async def call(
 def _why(result: CallToolResult, version: str | None, session: Session) -> None:
     """What may explain a tool's error: an era mismatch, and the server's own output during the call."""
     texts = " ".join(item.text for item in result.content if isinstance(item, TextContent))
-    if any(word in texts for word in _NO_BACK_CHANNEL) and version == "2026-07-28":
-        session.console.print(
-            "[yellow]This server asks its questions the 2025-11-25 way (a request back to the client), which "
-            "2026-07-28 has no room for: try again with --protocol 2025-11-25[/yellow]",
-            soft_wrap=True,
-        )
+    if version == "2026-07-28" and no_back_channel(texts):
+        session.console.print(f"[yellow]{safe(ERA_HINT)}[/yellow]", soft_wrap=True)
     if said := session.own_output():
         session.console.print(said, highlight=False, soft_wrap=True)
 

@@ -33,18 +33,17 @@ from mcp_types import (
 from rich.console import Console
 from rich.panel import Panel
 
+from elicitkit._core.kinds import EXPIRES_AT_META
 from elicitkit._term.form import content_of, fields_of, fill
 from elicitkit._term.plain import Plain
 from elicitkit._term.status import StatusLine
 from elicitkit._term.text import safe
 from elicitkit._term.widgets import Expired, Widgets
 
-__all__ = ["BROWSER_LOG", "EXPIRES_AT", "TerminalPerson", "link_refusal"]
+__all__ = ["BROWSER_LOG", "TerminalPerson", "link_refusal"]
 
 BROWSER_LOG = "ELICITKIT_BROWSER_LOG"
 """When set, links the person agrees to open are appended to this file instead of opening a browser (tests)."""
-EXPIRES_AT = "elicitkit/expiresAt"
-"""The `_meta` key of an `elicitation/create` request saying when the server stops waiting (epoch milliseconds)."""
 
 _ACTIONS = [("accept", "Answer it"), ("decline", "Decline"), ("cancel", "Cancel")]
 _ACTION_KEYS = {"a": "accept", "d": "decline", "c": "cancel"}
@@ -161,7 +160,7 @@ class TerminalPerson:
 
 def _expires_at(params: ElicitRequestParams) -> float | None:
     """When the server stops waiting (seconds since the epoch), if it says."""
-    value = (params.meta or {}).get(EXPIRES_AT)
+    value = (params.meta or {}).get(EXPIRES_AT_META)
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return None
     return value / 1000

@@ -21,10 +21,18 @@ from mcp.client.stdio import StdioServerParameters
 
 from elicitkit._term.arguments import UsageError
 
-__all__ = ["ServerLog", "Unreachable", "explain", "server_of"]
+__all__ = ["ERA_HINT", "ServerLog", "Unreachable", "explain", "no_back_channel", "server_of"]
+
+ERA_HINT = (
+    "This server asks its questions the 2025-11-25 way (a request back to the client), "
+    "which 2026-07-28 has no room for: try again with --protocol 2025-11-25"
+)
 
 # host:port[/path] typed without its scheme (what uvicorn prints, minus "http://")
 _BARE_ADDRESS = re.compile(r"^(localhost|[\w.-]+:\d+|\[[0-9a-fA-F:.]+\](:\d+)?)(/\S*)?$")
+
+
+_FRAME = "│╭╰─"  # rich's traceback box
 
 
 class Unreachable(Exception):
@@ -81,11 +89,14 @@ class ServerLog:
         return Path(self.path).stat().st_size
 
     def tail(self, lines: int = 15, since: int = 0) -> str:
+        """The last lines written after `since`; the frames of a rich traceback (the SDK's logging draws them,
+        80 columns wide in a file) are left out, so what was raised, and why, fits in them."""
         self.file.flush()
         with Path(self.path).open("rb") as log:
             log.seek(since)
             text = log.read().decode("utf-8", errors="replace")
-        return "\n".join(text.splitlines()[-lines:])
+        kept = [line.strip() for line in text.splitlines() if line.strip() and line.strip()[0] not in _FRAME]
+        return "\n".join(kept[-lines:])
 
     def discard(self) -> None:
         self.file.close()
@@ -93,10 +104,17 @@ class ServerLog:
             Path(self.path).unlink(missing_ok=True)
 
 
+def no_back_channel(text: str) -> bool:
+    """The SDK's words when a server sends a 2025-11-25 request on a 2026-07-28 connection."""
+    return any(words in text for words in ("back-channel", "NoBackChannel", "back channel"))
+
+
 def explain(exc: BaseException, spec: str, stdio: bool) -> str:
     """Why reaching the server failed, and what to try, in one line (never a traceback)."""
     text = str(exc)
     name = type(exc).__name__
+    if no_back_channel(text):
+        return ERA_HINT
     if stdio:
         if "Connection closed" in text or isinstance(exc, (EOFError, BrokenPipeError)):
             return "the server exited before it answered"

@@ -67,7 +67,9 @@ class Status:
         self.version += 1
 
     def progressed(self, done: float, total: float | None, message: str | None) -> None:
-        self.progress = bar(done, total) + (f" {message}" if message else "")
+        counted = bool(total and math.isfinite(total))
+        # Without a total the count says nothing a person needs (a keepalive's ticks): the message is enough.
+        self.progress = " ".join(part for part in (bar(done, total) if counted or not message else "", message) if part)
         self.version += 1
 
     def ask_until(self, expires_at: float | None) -> None:
