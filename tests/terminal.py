@@ -11,6 +11,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -45,11 +46,26 @@ class Terminal:
         """Everything the pane shows, scrollback included."""
         return self._tmux("capture-pane", "-p", "-J", "-S", "-500", "-t", "t")
 
+    @property
+    def visible(self) -> list[str]:
+        """The pane's lines as shown now (no scrollback), trailing blank lines dropped."""
+        lines = self._tmux("capture-pane", "-p", "-t", "t").rstrip("\n").splitlines()
+        while lines and not lines[-1].strip():
+            lines.pop()
+        return lines
+
     async def wait_for(self, text: str, within: float = 15) -> str:
         with anyio.fail_after(within):
             while text not in (screen := self.screen):  # noqa: ASYNC110 - a terminal has no event to wait on
                 await anyio.sleep(0.05)
         return screen
+
+    async def wait_until(self, check: Callable[[list[str]], bool], within: float = 15) -> list[str]:
+        """The visible lines, once `check` holds for them."""
+        with anyio.fail_after(within):
+            while not check(lines := self.visible):  # noqa: ASYNC110 - a terminal has no event to wait on
+                await anyio.sleep(0.05)
+        return lines
 
     def type(self, text: str) -> None:
         self._tmux("send-keys", "-t", "t", "-l", text)

@@ -259,7 +259,8 @@ async def test_a_2025_11_25_task_asks_its_client_through_tasks_result_tagged_wit
     assert result["content"][0]["text"] == "accept:7"
     [asked] = seen
     assert asked.message == "Seats?"
-    assert asked.meta == {"io.modelcontextprotocol/related-task": {"taskId": task_id}}
+    assert asked.meta is not None
+    assert asked.meta["io.modelcontextprotocol/related-task"] == {"taskId": task_id}
 
 
 async def test_two_tasks_result_requests_for_one_task_both_get_its_result() -> None:

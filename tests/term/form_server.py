@@ -1,6 +1,6 @@
 """A server for the terminal tests: a long choice, a bounded multi-select, keepalives every 0.2 s, a short deadline.
 
-    python tests/term/form_server.py            (stdio)
+python tests/term/form_server.py            (stdio)
 """
 
 from __future__ import annotations
