@@ -19,6 +19,15 @@ import pytest
 
 ELICITKIT = str(Path(sys.executable).with_name("elicitkit"))
 PYTHON = sys.executable
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def serving_command(script: Path) -> str:
+    """SERVER for `elicitkit call`: a Python script run on this tree's elicitkit. The SDK starts a stdio server
+    with a minimal environment, so the PYTHONPATH a test run may set would not reach it otherwise."""
+    return shlex.join(["env", f"PYTHONPATH={SRC}", PYTHON, str(script)])
+
+
 MISSING = "tmux is missing: ./dev test installs it (apt-get install tmux)"
 
 

@@ -15,13 +15,13 @@ from elicitkit._fallback import DEFAULT_TOOL
 from tests.examples import EXAMPLES, load_example
 from tests.redis_server import free_port
 from tests.scenes import serving
-from tests.terminal import ELICITKIT, PYTHON
+from tests.terminal import ELICITKIT, PYTHON, serving_command
 
 pytestmark = pytest.mark.timeout(90)
 
-TOUR = f"{PYTHON} {EXAMPLES / 'terminal_tour.py'}"
-BARE = f"{PYTHON} {Path(__file__).parents[1] / 'bare_server.py'}"
-FORMS = f"{PYTHON} {Path(__file__).with_name('form_server.py')}"
+TOUR = serving_command(EXAMPLES / "terminal_tour.py")
+BARE = serving_command(Path(__file__).parents[1] / "bare_server.py")
+FORMS = serving_command(Path(__file__).with_name("form_server.py"))
 
 
 def elicitkit(*args: str) -> subprocess.CompletedProcess[str]:

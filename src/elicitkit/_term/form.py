@@ -15,7 +15,7 @@ from typing import Any, Literal, Protocol
 
 from elicitkit._schema.choices import options_of
 
-__all__ = ["BACK", "OMIT", "Asker", "Field", "Outcome", "content_of", "fields_of", "fill", "shown"]
+__all__ = ["BACK", "OMIT", "Asker", "Expired", "Field", "Outcome", "content_of", "fields_of", "fill", "shown"]
 
 
 class _Mark:
@@ -30,6 +30,11 @@ BACK: Any = _Mark("BACK")
 """What an asker returns when the person goes back (Esc, or `<` in plain mode)."""
 OMIT: Any = _Mark("OMIT")
 """An optional field left empty: it is left out of the answer, so its default applies."""
+
+
+class Expired(Exception):
+    """The question's deadline passed while it was being asked: the asker closes it."""
+
 
 Kind = Literal["boolean", "choice", "checks", "text"]
 Outcome = Literal["back", "decline", "cancel"]

@@ -34,11 +34,11 @@ from rich.console import Console
 from rich.panel import Panel
 
 from elicitkit._core.kinds import EXPIRES_AT_META
-from elicitkit._term.form import content_of, fields_of, fill
+from elicitkit._term.form import Expired, content_of, fields_of, fill
 from elicitkit._term.plain import Plain
 from elicitkit._term.status import StatusLine
 from elicitkit._term.text import safe
-from elicitkit._term.widgets import Expired, Widgets
+from elicitkit._term.widgets import Widgets
 
 __all__ = ["BROWSER_LOG", "TerminalPerson", "link_refusal"]
 
@@ -66,7 +66,7 @@ class TerminalPerson:
         # Prompts go where the console writes (standard error under --json, so stdout carries only the result).
         self.interactive = os.isatty(0) and console.file.isatty()
         plain = plain or os.environ.get("TERM") == "dumb"
-        self.asker: Widgets | Plain = Plain(console) if plain else Widgets(console, line.status)
+        self.asker: Widgets | Plain = Plain(console, line.status) if plain else Widgets(console, line.status)
 
     async def __call__(self, context: Any, params: ElicitRequestParams) -> ElicitResult | ErrorData:
         status = self.line.status

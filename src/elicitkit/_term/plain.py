@@ -15,7 +15,8 @@ import anyio
 from rich.console import Console
 
 from elicitkit._term.fields import hint, parse_field
-from elicitkit._term.form import BACK, OMIT, Field, Outcome, shown
+from elicitkit._term.form import BACK, OMIT, Expired, Field, Outcome, shown
+from elicitkit._term.status import Status
 from elicitkit._term.text import safe
 
 __all__ = ["Plain"]
@@ -24,13 +25,21 @@ __all__ = ["Plain"]
 class Plain:
     """An `Asker` that prints and reads lines."""
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, status: Status) -> None:
         self.console = console
+        self.status = status
 
     async def _line(self, prompt: str) -> str:
+        """One typed line; `Expired` when the question's deadline passes first."""
         self.console.print(prompt, end="", soft_wrap=True)
         self.console.file.flush()
-        line: str = await anyio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
+        left = self.status.remaining()
+        line: str | None = None
+        with anyio.move_on_after(float("inf") if left is None else max(0.0, left)):
+            line = await anyio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
+        if line is None:
+            self.console.print()
+            raise Expired
         if not line:
             raise EOFError
         return line.rstrip("\r\n")

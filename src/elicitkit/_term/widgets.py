@@ -11,10 +11,10 @@ question. When the question's deadline passes, the widget closes (`Expired`).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, TextIO, cast
 
-import anyio
 from prompt_toolkit.application import Application
 from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.document import Document
@@ -30,12 +30,12 @@ from prompt_toolkit.styles import Style
 from rich.console import Console
 
 from elicitkit._term.fields import as_typed, hint, parse_field
-from elicitkit._term.form import BACK, OMIT, Field, Outcome, shown
+from elicitkit._term.form import BACK, OMIT, Expired, Field, Outcome, shown
 from elicitkit._term.picker import Picker
 from elicitkit._term.status import Status
 from elicitkit._term.text import safe
 
-__all__ = ["Expired", "Widgets"]
+__all__ = ["Widgets"]
 
 _STYLE = Style.from_dict(
     {
@@ -52,10 +52,6 @@ _STYLE = Style.from_dict(
 )
 _POINTER = "\u276f "  # the arrow at the current option
 _LEAVE_OUT = "\0leave-out"  # the extra option of an optional choice without a default: no value is sent
-
-
-class Expired(Exception):
-    """The question's deadline passed while it was on screen."""
 
 
 class Widgets:
@@ -288,15 +284,14 @@ class Widgets:
         left = self.status.remaining()
         if left is None:
             return await app.run_async()
-        async with anyio.create_task_group() as group:
-            group.start_soon(_expire, app, left)
-            try:
-                return await app.run_async()
-            finally:
-                group.cancel_scope.cancel()
 
+        def expire() -> None:
+            if app.is_running and not app.is_done:
+                app.exit(exception=Expired())
 
-async def _expire(app: Application[Any], after: float) -> None:
-    await anyio.sleep(max(0.0, after))
-    if app.is_running:
-        app.exit(exception=Expired())
+        # prompt-toolkit runs on asyncio: its own timer, so Expired comes out of run_async as it is.
+        timer = asyncio.get_running_loop().call_later(max(0.0, left), expire)
+        try:
+            return await app.run_async()
+        finally:
+            timer.cancel()
