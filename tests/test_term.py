@@ -221,7 +221,9 @@ async def test_the_deadline_counts_down_and_the_question_closes_when_it_passes(
     assert "hurry: nobody answered in time" in screen or "hurry: cancel" in screen
 
 
-@pytest.mark.parametrize("how", ["--plain", "TERM=dumb"])
+@pytest.mark.parametrize(
+    ("how", "protocol"), [("--plain", "2025-11-25"), ("--plain", "2026-07-28"), ("TERM=dumb", "2026-07-28")]
+)
 async def test_plain_mode_numbers_the_options_says_back_each_pick_and_redraws_nothing(
     protocol: str, how: str, terminals: list[Terminal]
 ) -> None:
@@ -253,11 +255,11 @@ async def test_plain_mode_numbers_the_options_says_back_each_pick_and_redraws_no
 
 
 async def test_a_link_is_shown_with_its_host_and_opened_only_with_consent(
-    way: str, protocol: str, terminals: list[Terminal], tmp_path: Path
+    protocol: str, terminals: list[Terminal], tmp_path: Path
 ) -> None:
     opened = tmp_path / "browser.log"
     env = {"ELICITKIT_BROWSER_LOG": str(opened)}
-    async with tour(way) as server:
+    async with tour("stdio") as server:  # over HTTP: the secret on elicitkit's page, below
         refused = run(terminals, server, "docs", "--protocol", protocol, env=env)
         screen = await refused.wait_for("? Open it in your browser?")
         assert "https://docs.example.com/releases/2.1" in screen

@@ -9,6 +9,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from elicitkit._term.arguments import UsageError, check_arguments, parse_arguments
 from elicitkit._term.reach import explain, server_of
+from tests.examples import EXAMPLES
 
 SCHEMA = {
     "type": "object",
@@ -42,6 +43,29 @@ def test_arguments_the_tool_would_refuse_are_a_usage_error(arguments: dict[str, 
 
 def test_a_tool_that_takes_more_than_it_lists_is_left_to_judge() -> None:
     check_arguments("t", {"extra": 1}, {"type": "object", "properties": {}, "additionalProperties": True})
+
+
+@pytest.mark.parametrize(
+    ("server", "says"),
+    [
+        (
+            "127.0.0.1:8000/mcp",
+            "'127.0.0.1:8000/mcp' is an address without its scheme: did you mean http://127.0.0.1:8000/mcp",
+        ),
+        ("localhost:8000", "did you mean http://localhost:8000/mcp"),
+        ("[::1]:8000/mcp", "did you mean http://[::1]:8000/mcp"),
+        ("ws://127.0.0.1:8000/mcp", "ws:// is not a transport elicitkit speaks"),
+        ("http:///mcp", "has no host"),
+        ("   ", "SERVER is empty"),
+        ("no-such-server --flag", "there is no command 'no-such-server' to start the server"),
+        (str(EXAMPLES / "terminal_tour.py"), "is not executable: start it with python"),
+        ("'unclosed", "SERVER is not a command line"),
+    ],
+)
+def test_an_address_that_cannot_be_one_is_refused_with_what_was_meant(server: str, says: str) -> None:
+    with pytest.raises(UsageError) as refused:
+        server_of(server)
+    assert says in str(refused.value)
 
 
 def test_a_command_line_and_a_url_are_told_apart() -> None:
