@@ -221,6 +221,14 @@ async def test_the_deadline_counts_down_and_the_question_closes_when_it_passes(
     assert "hurry: nobody answered in time" in screen or "hurry: cancel" in screen
 
 
+async def test_in_plain_mode_the_deadline_is_said_and_closes_the_question_too(terminals: list[Terminal]) -> None:
+    term = run(terminals, FORMS, "hurry", "--arg", "seconds=4", "--plain")
+    await term.wait_for("(The server waits 4s for the answer.)")
+    screen = await term.wait_for("EXIT=")
+    assert "The server's deadline for this answer passed: the question is closed." in screen
+    assert "hurry: nobody answered in time" in screen or "hurry: cancel" in screen
+
+
 @pytest.mark.parametrize(
     ("how", "protocol"), [("--plain", "2025-11-25"), ("--plain", "2026-07-28"), ("TERM=dumb", "2026-07-28")]
 )

@@ -36,7 +36,7 @@ from rich.panel import Panel
 from elicitkit._core.kinds import EXPIRES_AT_META
 from elicitkit._term.form import Expired, content_of, fields_of, fill
 from elicitkit._term.plain import Plain
-from elicitkit._term.status import StatusLine
+from elicitkit._term.status import StatusLine, clock_of
 from elicitkit._term.text import safe
 from elicitkit._term.widgets import Widgets
 
@@ -79,6 +79,9 @@ class TerminalPerson:
                 return ErrorData(code=INVALID_REQUEST, message="No person to ask: the client has no terminal")
             status.set("Waiting for your answer")
             status.ask_until(_expires_at(params))
+            left = status.remaining()
+            if isinstance(self.asker, Plain) and left is not None:  # no live line to count down on: said once
+                self.console.print(f"(The server waits {clock_of(left)} for the answer.)")
             try:
                 if isinstance(params, ElicitRequestURLParams):
                     return await self._link(params)

@@ -7,6 +7,7 @@ back a field, a number picks an option and the pick is said back.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
@@ -28,21 +29,28 @@ class Plain:
     def __init__(self, console: Console, status: Status) -> None:
         self.console = console
         self.status = status
+        self._typed = b""  # read from the terminal, not yet taken as a line
 
     async def _line(self, prompt: str) -> str:
-        """One typed line; `Expired` when the question's deadline passes first."""
+        """One typed line; `Expired` when the question's deadline passes first.
+
+        Standard input is read when it is readable, never from a blocked thread: a question that closes (its
+        deadline, the server's cancellation) leaves no reader behind to swallow the next answer.
+        """
         self.console.print(prompt, end="", soft_wrap=True)
         self.console.file.flush()
         left = self.status.remaining()
-        line: str | None = None
         with anyio.move_on_after(float("inf") if left is None else max(0.0, left)):
-            line = await anyio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
-        if line is None:
-            self.console.print()
-            raise Expired
-        if not line:
-            raise EOFError
-        return line.rstrip("\r\n")
+            while b"\n" not in self._typed:
+                await anyio.wait_readable(sys.stdin.fileno())
+                chunk = os.read(sys.stdin.fileno(), 4096)
+                if not chunk:
+                    raise EOFError
+                self._typed += chunk
+            line, _, self._typed = self._typed.partition(b"\n")
+            return line.decode(errors="replace").rstrip("\r")
+        self.console.print()
+        raise Expired
 
     async def field(self, field: Field, current: Any) -> Any:
         value = field.default if current is OMIT else current
