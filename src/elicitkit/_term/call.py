@@ -34,7 +34,7 @@ from elicitkit._term.reach import ERA_HINT, ServerLog, Unreachable, explain, no_
 from elicitkit._term.status import Status, StatusLine
 from elicitkit._term.text import safe
 
-__all__ = ["PROTOCOLS", "UsageError", "call", "list_tools", "parse_arguments", "server_of"]
+__all__ = ["PROTOCOLS", "Session", "call", "list_tools"]
 
 PROTOCOLS = {"auto": "auto", "2025-11-25": "legacy", "2026-07-28": "2026-07-28"}
 """`--protocol` values and the SDK client mode each one means."""
@@ -84,6 +84,7 @@ class Session:
             sdk.propagate = propagates
 
     def close(self) -> None:
+        """Delete the stdio server's log, unless the person was shown its end (then it is kept to read)."""
         if self.log is not None:
             self.log.discard()
 
