@@ -2,7 +2,9 @@
 
 There is no event to wait on in a terminal, so `wait_for` re-reads the screen
 (every 50 ms) until the text appears, bounded by `anyio.fail_after`, as a
-browser driver waits for a selector.
+browser driver waits for a selector. `STARTUP` bounds the first wait: starting
+the client and its server is two Python processes importing the SDK, which a
+loaded machine makes slow.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ def serving_command(script: Path) -> str:
     return shlex.join(["env", f"PYTHONPATH={SRC}", PYTHON, str(script)])
 
 
+STARTUP = 60.0
 MISSING = "tmux is missing: ./dev test installs it (apt-get install tmux)"
 
 
@@ -63,13 +66,13 @@ class Terminal:
             lines.pop()
         return lines
 
-    async def wait_for(self, text: str, within: float = 15) -> str:
+    async def wait_for(self, text: str, within: float = 30) -> str:
         with anyio.fail_after(within):
             while text not in (screen := self.screen):  # noqa: ASYNC110 - a terminal has no event to wait on
                 await anyio.sleep(0.05)
         return screen
 
-    async def wait_until(self, check: Callable[[list[str]], bool], within: float = 15) -> list[str]:
+    async def wait_until(self, check: Callable[[list[str]], bool], within: float = 30) -> list[str]:
         """The visible lines, once `check` holds for them."""
         with anyio.fail_after(within):
             while not check(lines := self.visible):  # noqa: ASYNC110 - a terminal has no event to wait on

@@ -17,9 +17,9 @@ import pytest
 
 from tests.examples import EXAMPLES, load_example
 from tests.scenes import serving
-from tests.terminal import ELICITKIT, Terminal, serving_command
+from tests.terminal import ELICITKIT, STARTUP, Terminal, serving_command
 
-pytestmark = [pytest.mark.anyio, pytest.mark.timeout(90)]
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(180)]
 
 TOUR = serving_command(EXAMPLES / "terminal_tour.py")
 FORMS = serving_command(Path(__file__).parent / "term" / "form_server.py")
@@ -75,7 +75,7 @@ async def test_a_form_is_walked_with_arrow_keys_and_checkboxes_and_reviewed_befo
 ) -> None:
     async with tour(way) as server:
         term = run(terminals, server, "profile", "--protocol", protocol)
-        await term.wait_for(ACTION)
+        await term.wait_for(ACTION, within=STARTUP)
         term.press("Enter")  # "Answer it" is pre-selected
         await term.wait_for("? Name *")
         term.type("A")
@@ -118,7 +118,7 @@ async def test_a_long_list_filters_as_the_person_types_and_a_multi_select_keeps_
     protocol: str, terminals: list[Terminal]
 ) -> None:
     term = run(terminals, FORMS, "release", "--protocol", protocol)
-    await term.wait_for(ACTION)
+    await term.wait_for(ACTION, within=STARTUP)
     term.press("Enter")
     await term.wait_for("type to filter")
     assert "  ↓ 2 more" in term.visible  # twelve regions, ten at a time
@@ -153,7 +153,7 @@ async def test_a_long_list_filters_as_the_person_types_and_a_multi_select_keeps_
 
 async def test_a_multi_select_refuses_fewer_than_its_minimum(terminals: list[Terminal]) -> None:
     term = run(terminals, FORMS, "release")
-    await term.wait_for(ACTION)
+    await term.wait_for(ACTION, within=STARTUP)
     term.press("Enter")
     await term.wait_for("type to filter")
     term.press("Enter")
@@ -168,7 +168,7 @@ async def test_esc_goes_back_a_field_and_then_to_the_choice_before_the_form(
     protocol: str, terminals: list[Terminal]
 ) -> None:
     term = run(terminals, TOUR, "profile", "--protocol", protocol)
-    await term.wait_for(ACTION)
+    await term.wait_for(ACTION, within=STARTUP)
     term.press("Enter")
     await term.wait_for("? Name *")
     term.type("Ada")
@@ -187,7 +187,7 @@ async def test_the_status_line_shows_progress_and_never_writes_into_the_field(
     protocol: str, terminals: list[Terminal]
 ) -> None:
     term = run(terminals, FORMS, "name", "--protocol", protocol)
-    await term.wait_for(ACTION)
+    await term.wait_for(ACTION, within=STARTUP)
     term.press("Enter")
     await term.wait_for("? Your answer *")  # a helper's lone field is not labelled "value"
     term.type("Grace")
@@ -210,7 +210,7 @@ async def test_the_deadline_counts_down_and_the_question_closes_when_it_passes(
     protocol: str, terminals: list[Terminal]
 ) -> None:
     term = run(terminals, FORMS, "hurry", "--arg", "seconds=4", "--protocol", protocol)
-    await term.wait_for(ACTION)
+    await term.wait_for(ACTION, within=STARTUP)
     first = await term.wait_until(lambda lines: "answer within" in lines[-1])
     later = await term.wait_until(lambda lines: "answer within" in lines[-1] and lines[-1] != first[-1])
     left = [int(re.search(r"answer within (\d+)s", lines[-1])[1]) for lines in (first, later)]  # type: ignore[index]
@@ -223,7 +223,7 @@ async def test_the_deadline_counts_down_and_the_question_closes_when_it_passes(
 
 async def test_in_plain_mode_the_deadline_is_said_and_closes_the_question_too(terminals: list[Terminal]) -> None:
     term = run(terminals, FORMS, "hurry", "--arg", "seconds=4", "--plain")
-    await term.wait_for("(The server waits 4s for the answer.)")
+    await term.wait_for("(The server waits 4s for the answer.)", within=STARTUP)
     screen = await term.wait_for("EXIT=")
     assert "The server's deadline for this answer passed: the question is closed." in screen
     assert "hurry: nobody answered in time" in screen or "hurry: cancel" in screen
@@ -237,7 +237,7 @@ async def test_plain_mode_numbers_the_options_says_back_each_pick_and_redraws_no
 ) -> None:
     args, env = (["--plain"], None) if how == "--plain" else ([], {"TERM": "dumb"})
     term = run(terminals, TOUR, "profile", "--protocol", protocol, *args, env=env)
-    await term.wait_for(f"{ACTION} Answer it (a), Decline (d), Cancel (c) [a]")
+    await term.wait_for(f"{ACTION} Answer it (a), Decline (d), Cancel (c) [a]", within=STARTUP)
     term.answer("")
     await term.wait_for("Name * (text, at least 2 characters")
     term.answer("A")
@@ -269,7 +269,7 @@ async def test_a_link_is_shown_with_its_host_and_opened_only_with_consent(
     env = {"ELICITKIT_BROWSER_LOG": str(opened)}
     async with tour("stdio") as server:  # over HTTP: the secret on elicitkit's page, below
         refused = run(terminals, server, "docs", "--protocol", protocol, env=env)
-        screen = await refused.wait_for("? Open it in your browser?")
+        screen = await refused.wait_for("? Open it in your browser?", within=STARTUP)
         assert "https://docs.example.com/releases/2.1" in screen
         assert "Host: docs.example.com" in screen
         assert "❯ No" in refused.visible  # not opening is the default
@@ -278,7 +278,7 @@ async def test_a_link_is_shown_with_its_host_and_opened_only_with_consent(
         assert not opened.exists()
 
         agreed = run(terminals, server, "docs", "--protocol", protocol, env=env)
-        await agreed.wait_for("? Open it in your browser?")
+        await agreed.wait_for("? Open it in your browser?", within=STARTUP)
         agreed.type("y")
         assert "docs: accept" in await agreed.wait_for("EXIT=")
     assert opened.read_text().splitlines() == ["https://docs.example.com/releases/2.1"]
@@ -289,7 +289,7 @@ async def test_without_a_browser_the_person_is_told_to_open_the_link_themselves(
 ) -> None:
     # BROWSER names the only browser to try; one that fails is what a server without a desktop has.
     term = run(terminals, TOUR, "docs", "--protocol", protocol, env={"BROWSER": "false", "DISPLAY": ""})
-    await term.wait_for("? Open it in your browser?")
+    await term.wait_for("? Open it in your browser?", within=STARTUP)
     term.type("y")
     screen = await term.wait_for("EXIT=")
     assert "No browser could be started here: open the link above yourself." in screen
@@ -298,12 +298,12 @@ async def test_without_a_browser_the_person_is_told_to_open_the_link_themselves(
 
 async def test_decline_and_ctrl_c_end_the_question_not_the_program(protocol: str, terminals: list[Terminal]) -> None:
     declined = run(terminals, TOUR, "ship", "--arg", "version=2.1", "--protocol", protocol)
-    await declined.wait_for(ACTION)
+    await declined.wait_for(ACTION, within=STARTUP)
     declined.type("d")
     assert "ship 2.1: decline" in await declined.wait_for("EXIT=")
 
     cancelled = run(terminals, TOUR, "ship", "--arg", "version=2.1", "--protocol", protocol)
-    await cancelled.wait_for(ACTION)
+    await cancelled.wait_for(ACTION, within=STARTUP)
     cancelled.press("Enter")
     await cancelled.wait_for("? Your answer")
     cancelled.press("C-c")  # in the middle of the form
@@ -320,7 +320,7 @@ async def test_a_server_written_with_the_bare_sdk_is_called_the_same_way(
     terminals: list[Terminal], tool: str, protocol: str, says: str
 ) -> None:
     term = run(terminals, BARE, tool, "--protocol", protocol)
-    await term.wait_for(ACTION)
+    await term.wait_for(ACTION, within=STARTUP)
     term.press("Enter")
     await term.wait_for("? Name *  text, at least 1 character")
     term.type("Grace")
@@ -334,7 +334,7 @@ async def test_with_json_the_person_is_still_asked_and_stdout_carries_only_the_r
 ) -> None:
     out = tmp_path / "result.json"
     term = run(terminals, TOUR, "ship", "--arg", "version=4.0", "--json", stdout=out)
-    await term.wait_for(ACTION)  # the prompts are on the terminal (standard error)
+    await term.wait_for(ACTION, within=STARTUP)  # the prompts are on the terminal (standard error)
     term.press("Enter")
     await term.wait_for("? Your answer")
     term.type("n")
@@ -348,7 +348,7 @@ async def test_a_secret_asked_on_elicitkits_page_is_waited_for_until_the_page_is
     opened = tmp_path / "browser.log"
     async with tour("http") as server:
         term = run(terminals, server, "login", "--protocol", protocol, env={"ELICITKIT_BROWSER_LOG": str(opened)})
-        await term.wait_for("? Open it in your browser?")
+        await term.wait_for("? Open it in your browser?", within=STARTUP)
         term.type("y")
         await term.wait_for("Waiting for the server to hear back from the page")
         [link] = opened.read_text().splitlines()
