@@ -33,7 +33,9 @@ from fastmcp.server.elicitation import (
     handle_elicit_accept,
     parse_elicit_response_type,
 )
+from fastmcp.server.extensions import ServerExtension
 from fastmcp.tools import Tool, ToolResult
+from fastmcp.utilities.tasks import TASKS_EXTENSION_ID
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp_types import CallToolResult, ToolAnnotations
@@ -140,6 +142,35 @@ class FastMCPSeam:
 
         self.server.http_app = guarded  # type: ignore[method-assign]
 
+    def run_tasks(self) -> Callable[[str], bool]:
+        # fastmcp serves a `task=True` tool only once an extension with the tasks identifier is registered (the
+        # `fastmcp-tasks` package, which runs it in a Docket worker where ctx.elicit raises). elicitkit's MCP
+        # tasks run it instead, in-process and durable: register elicitkit's as that extension.
+        registered = self.server._extensions.get(TASKS_EXTENSION_ID)  # pyright: ignore[reportPrivateUsage]
+        if registered is not None and not isinstance(registered, _ElicitkitTasks):
+            raise ValueError(
+                f"This fastmcp server already has a tasks extension ({type(registered).__name__}): elicitkit runs "
+                "task=True tools as MCP tasks itself (questions inside them wait instead of raising), so an "
+                "Elicitation cannot share the server with it; remove add_extension(...) for the tasks extension"
+            )
+        if registered is None:
+            self.server.add_extension(_ElicitkitTasks())
+        provider = self.server.local_provider
+
+        def task_tool(name: str) -> bool:
+            components = provider._components.values()  # pyright: ignore[reportPrivateUsage]
+            return any(isinstance(c, Tool) and c.name == name and c.task_config.supports_tasks() for c in components)
+
+        return task_tool
+
+
+class _ElicitkitTasks(ServerExtension):
+    """The tasks extension as fastmcp knows extensions: its presence lets `task=True` tools serve; elicitkit's own
+    middleware answers `tools/call` as a task and every `tasks/*` request (both eras), so it contributes nothing
+    else."""
+
+    identifier = TASKS_EXTENSION_ID
+
 
 class _RawTool(Tool):
     """A tool whose input schema is given as JSON and whose handler takes the arguments as they came (a tool in
@@ -162,10 +193,7 @@ def request_context(ctx: Context) -> ServerRequestContext[Any, Any]:
     """
     wrapper = ctx.request_context
     if wrapper is None:
-        raise RuntimeError(
-            "elicitkit can only ask from inside a tool call: this fastmcp Context has no request "
-            "(fastmcp background tasks started with task=True are not supported yet)"
-        )
+        raise RuntimeError("elicitkit can only ask from inside a tool call: this fastmcp Context has no request")
     rctx: ServerRequestContext[Any, Any] = wrapper._srctx  # pyright: ignore[reportPrivateUsage]
     return rctx
 

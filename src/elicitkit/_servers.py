@@ -74,6 +74,11 @@ class ServerSeam(Protocol):
         """Pass the requests of the MCP endpoint of every HTTP app the server builds through `guard(app, path)`."""
         ...
 
+    def run_tasks(self) -> Callable[[str], bool]:
+        """Take over running the server's background tasks (elicitkit's MCP tasks run them); return whether the
+        tool `name` was declared to run as one."""
+        ...
+
 
 class SdkSeam:
     """The SDK's `MCPServer`."""
@@ -124,6 +129,13 @@ class SdkSeam:
 
     def guard_http_bodies(self, guard: Callable[[ASGIApp, str], ASGIApp]) -> None:
         _mcp.on_http_app(self.server, lambda app, path: guard_endpoint(app, path, guard))
+
+    def run_tasks(self) -> Callable[[str], bool]:
+        return _no_task_tools  # `MCPServer` tools have no task flag: any may run as a task when a client asks
+
+
+def _no_task_tools(name: str) -> bool:
+    return False
 
 
 def seam_for(server: object) -> ServerSeam:

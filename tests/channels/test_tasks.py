@@ -259,7 +259,7 @@ async def test_a_2025_11_25_task_asks_its_client_through_tasks_result_tagged_wit
     assert result["content"][0]["text"] == "accept:7"
     [asked] = seen
     assert asked.message == "Seats?"
-    assert asked.meta is not None
+    # (Its _meta may also carry a `traceparent` once a tracer is active in the process, e.g. after fastmcp's import.)
     assert asked.meta["io.modelcontextprotocol/related-task"] == {"taskId": task_id}
 
 

@@ -44,5 +44,5 @@ def open_gate(gates: Path, name: str) -> None:
     (gates / name).touch()
 
 
-def pair(redis_url: str, effects: Path, gates: Path) -> tuple[Node, Node]:
-    return Node(redis_url, "node-a", effects, gates), Node(redis_url, "node-b", effects, gates)
+def pair(redis_url: str, effects: Path, gates: Path, framework: str = "mcp") -> tuple[Node, Node]:
+    return Node(redis_url, "node-a", effects, gates, framework), Node(redis_url, "node-b", effects, gates, framework)

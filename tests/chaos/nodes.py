@@ -30,15 +30,17 @@ POLL = 0.02  # seconds between looks at what a node said
 
 
 class Node:
-    """One server process on a shared store, with short timings (a 3 s lease, a 1 s forward timeout)."""
+    """One server process on a shared store, with short timings (a 3 s lease, a 1 s forward timeout); `framework`
+    is the server it serves its tools from (`mcp`: an `MCPServer`; `fastmcp`: a `FastMCP`)."""
 
-    def __init__(self, store: str, name: str, effects: Path, gates: Path) -> None:
+    def __init__(self, store: str, name: str, effects: Path, gates: Path, framework: str = "mcp") -> None:
         self.name = name
         self.args = [
             sys.executable,
             str(APP),
             *("--store", store, "--node", name, "--effects", str(effects), "--secret", SECRET),
             *("--lease", "3", "--forward-timeout", "1", "--gates", str(gates), "--trace"),
+            *("--framework", framework),
         ]
         self.process: subprocess.Popen[str] | None = None
         self.port = 0

@@ -68,11 +68,15 @@ def question_of(result: CallToolResult | InputRequiredResult) -> str:
     return str(request.params.message)
 
 
-@pytest.mark.parametrize("tool", [PROVISION, REVIEW], ids=["step-after-the-question", "no-step-after-it"])
+@pytest.mark.parametrize(
+    ("tool", "framework"),
+    [(PROVISION, "mcp"), (REVIEW, "mcp"), (PROVISION, "fastmcp")],
+    ids=["step-after-the-question", "no-step-after-it", "fastmcp-nodes"],
+)
 async def test_a_frozen_node_thawed_after_a_takeover_passes_the_next_answer_to_the_owner_and_keeps_no_copy(
-    redis: RedisServer, effects: Path, gates: Path, tool: Tool
+    redis: RedisServer, effects: Path, gates: Path, tool: Tool, framework: str
 ) -> None:
-    a, b = pair(redis.url, effects, gates)
+    a, b = pair(redis.url, effects, gates, framework)
     open_gate(gates, "web")  # provision's step is not held here
     async with running(a, b), by_hand(a.url) as on_a, by_hand(b.url) as on_b:
         first = await tool.rounds.start(on_b)  # the run is B's

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +36,9 @@ class Policy:
     lease: float
     max_suspended: int | None = None
     """Suspended bodies a node keeps; the longest waiting beyond this hibernate (None: no limit)."""
+    task_tool: Callable[[str], bool] = lambda name: False
+    """Whether the tool `name` was declared to run as a background task (fastmcp's `task=True`): its questions
+    make a 2026-07-28 call a task, as `elicit(..., task=True)` does."""
 
     def __post_init__(self) -> None:
         limit = self.max_suspended

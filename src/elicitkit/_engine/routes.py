@@ -136,7 +136,7 @@ class NativeRoute:
             raise ElicitationClientError(exc.error.code, exc.error.message) from None
         except ValidationError:
             return None
-        return Answer(result.action, result.content)
+        return Answer(result.action, result.content, result.meta)
 
 
 class MrtrRoute:
@@ -155,7 +155,7 @@ class MrtrRoute:
         assert run is not None
         await self.records.save_pending(run, question, self.policy.wall_expiry(question))
         await question.reached("stored")
-        if question.asked.task and self.name == "mrtr":
+        if self.name == "mrtr" and (question.asked.task or self.policy.task_tool(run.tool)):
             offer_task(run)  # before the question is handed out, so the waiting request gets the task instead
         run.ask(question)
         await question.reached("sent")
@@ -195,7 +195,7 @@ class HandlerRoute:
             message, schema = question.wire_message, question.schema.wire
             pending = PendingQuestion(question.id, message, schema, question.expires_wall())
             result = await self.policy.fallback(ctx, pending)
-            ruling = await self.door.reply("handler", run, question, Answer(result.action, result.content))
+            ruling = await self.door.reply("handler", run, question, Answer(result.action, result.content, result.meta))
             if not question.is_open:
                 return
             if ruling is Ruling.ACKNOWLEDGES:
