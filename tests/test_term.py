@@ -28,6 +28,12 @@ ACTION = "Answer it, decline or cancel?"
 SPINNER = set("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
 
 
+@pytest.fixture(autouse=True)
+def server_logs_in_tmp_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stdio server's log that is kept (shown after a failure) lands in the test's own folder."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+
+
 @pytest.fixture(params=["2025-11-25", "2026-07-28"])
 def protocol(request: pytest.FixtureRequest) -> str:
     return str(request.param)

@@ -24,6 +24,12 @@ BARE = serving_command(Path(__file__).parents[1] / "bare_server.py")
 FORMS = serving_command(Path(__file__).with_name("form_server.py"))
 
 
+@pytest.fixture(autouse=True)
+def server_logs_in_tmp_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stdio server's log that is kept (shown after a failure) lands in the test's own folder."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+
+
 def elicitkit(*args: str) -> subprocess.CompletedProcess[str]:
     done = subprocess.run(
         [ELICITKIT, *args], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, check=False
