@@ -96,7 +96,7 @@ class ChannelDesk:
         taken = await self.answers.take(arrival)
         if taken.ruling is Ruling.REFUSED:
             problems = taken.problems[link.question_id]
-            detail = {p.path: p.message for p in problems.problems}
+            detail = {p.dotted: p.message for p in problems.problems}
             return Verdict("invalid", f"That answer is not valid: {problems}", detail)
         if not taken.answered:
             return Verdict("closed", _CLOSED)

@@ -295,5 +295,5 @@ def _csrf_of(binding: str) -> str:
 def _by_field(exc: InvalidElicitationContent) -> dict[str, list[str]]:
     problems: dict[str, list[str]] = {}
     for problem in exc.problems:
-        problems.setdefault(problem.path.split(".")[0], []).append(problem.message)
+        problems.setdefault(problem.field, []).append(problem.message)
     return problems
