@@ -98,7 +98,9 @@ class Elicitation:
         secret: seals everything stored and every `requestState`; several
             rotate (the first seals). Defaults to `ELICITKIT_SECRET`, the
             file `ELICITKIT_SECRET_FILE` names (readable by its owner only),
-            or `MCP_ELICITATION_SECRET`. Nodes sharing a store need the same one.
+            else FrontMCP's `MCP_ELICITATION_SECRET`, `MCP_SESSION_SECRET`,
+            `MCP_SERVER_SECRET` in that order; several secrets in one are
+            separated by whitespace. Nodes sharing a store need the same one.
             At least 32 bytes each; a SQLite, Redis or your own store refuses
             to start without one (or with one set but empty).
         plaintext_store: run a durable store without a secret on purpose:

@@ -22,6 +22,7 @@ from mcp import Client
 from mcp.server.mcpserver import Context, MCPServer
 
 from elicitkit import Elicitation
+from elicitkit._crypto import SECRET_VARIABLES
 from elicitkit.channels import WebInbox
 from elicitkit.channels.base import web
 from tests.channels.test_web_inbox import header_identity, person
@@ -158,7 +159,8 @@ async def test_in_plaintext_on_purpose_the_same_reading_finds_them_which_is_why_
     store: str, tmp_path: Path, redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("ELICITKIT_SECRET", raising=False)
-    monkeypatch.delenv("MCP_ELICITATION_SECRET", raising=False)
+    for variable in SECRET_VARIABLES[1:]:
+        monkeypatch.delenv(variable, raising=False)
     markers = Markers()
     stored = await stored_while_waiting(store, markers, "auto", tmp_path, redis_server.url, plaintext_store=True)
     assert {"argument", "inbox", "title", "description", "choice title", "default", "answer"} <= set(
