@@ -15,16 +15,18 @@ from mcp.server.context import ServerRequestContext
 
 from elicitkit import _mcp
 from elicitkit._audit import Audited
-from elicitkit._core.kinds import Answer, Stage, new_id
+from elicitkit._core.kinds import Answer, Mode, Stage, new_id
 from elicitkit._engine.engine import Engine
 from elicitkit._engine.question import Asked, Question
 from elicitkit._engine.run import Run
+from elicitkit._errors import InvalidElicitationContent
 from elicitkit._helpers import FIELD
 from elicitkit._hookdata import Ask, Outcome, QuestionInfo
 from elicitkit._hooks import Hooks, pending
 from elicitkit._mcp import ToolContext
 from elicitkit._results import Accepted, Cancelled, Declined, ElicitationResult
 from elicitkit._schema.compile import FormSchema, compile_schema
+from elicitkit._stages import StageEvent, Stages
 from elicitkit._timeouts import Timeout, check_message, seconds
 from elicitkit.channels.base import Via
 
@@ -37,9 +39,19 @@ Convert = Callable[[Question, Answer], ElicitationResult[Any]]
 class Asking:
     """Every question's way: the server's defaults (timeout, channel), hooks, the engine, the audit trail."""
 
-    def __init__(self, engine: Engine, hooks: Hooks, node: str, *, timeout: float | None, via: Via | None) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        hooks: Hooks,
+        stages: Stages,
+        node: str,
+        *,
+        timeout: float | None,
+        via: Via | None,
+    ) -> None:
         self.engine = engine
         self.hooks = hooks
+        self.stages = stages
         self.node = node
         self.timeout = timeout
         """Seconds to wait unless a call says otherwise (None: no limit)."""
@@ -49,6 +61,13 @@ class Asking:
     def limit(self, timeout: Timeout) -> float:
         """The seconds a call waits, its own `timeout` or the server's."""
         return seconds(timeout, self.timeout)
+
+    def question_id(self, ctx: ToolContext, message: str, mode: Mode) -> str:
+        """A new question's id: elicitkit's own, unless the `generate_id` stage is hooked."""
+        stages = self.stages
+        if stages.make_id is None and not stages.watched("generate_id"):
+            return new_id()
+        return stages.new_id(message, mode, _mcp.principal(_mcp.request_context(ctx)))
 
     def destination(self, via: Via | None) -> Via | None:
         """Where a question goes: the call's channel, else the server's; one that was not added fails now."""
@@ -71,7 +90,7 @@ class Asking:
         """Ask a form question (`unwrap`: a one-field helper's, whose `Accepted.data` is the bare value)."""
         check_message(message)
         limit = self.limit(timeout)
-        asked = Asked(new_id(), message, schema, via=self.destination(via), task=task)
+        asked = Asked(self.question_id(ctx, message, "form"), message, schema, via=self.destination(via), task=task)
         question = Question(asked, anyio.current_time() + limit)
 
         def convert(asked: Question, answer: Answer) -> ElicitationResult[Any]:
@@ -97,6 +116,8 @@ class Asking:
         rctx = _mcp.request_context(ctx)  # read once: the SDK's Context makes every read cost microseconds
         one = _Exchange(self, ctx, rctx, question, limit, convert, hooks, rewritable, run)
         question.watch(one.watch)
+        if self.stages.validator is not None or self.stages.watched("validate"):
+            question.validate_with(one.validate)
         trail = one.trail
         try:
             # The asking stays in this frame unless `around` hooks wrap it: the transport suspends many times
@@ -186,6 +207,7 @@ class _Exchange:
         """Record the outcome; drop the question's link back to this exchange (no cycle outlives it)."""
         self.trail.finish(outcome)
         self.question.watch(None)
+        self.question.validate_with(None)
 
     async def ended(self, outcome: Outcome) -> None:
         """Record the outcome and tell the `after_answer` observers."""
@@ -201,6 +223,18 @@ class _Exchange:
         if self.hooks is not None and self.hooks.has("after_ask"):
             return self.hooks.observe("after_ask", self.describe(), stage)
         return None
+
+    def validate(self, content: Any, found: InvalidElicitationContent | None) -> InvalidElicitationContent | None:
+        """The `validate` stage: its replacement rules on content the type holds; its watchers hear the verdict."""
+        stages = self.asking.stages
+        if found is None and stages.validator is not None:
+            found = stages.validate(self.describe(), dict(content))
+        if stages.watched("validate"):
+            run_id = self.run.id if self.run is not None and self.run.hosted else None
+            problems = () if found is None else tuple(found.problems)
+            principal = _mcp.principal(self.rctx)
+            stages.tell(StageEvent("validate", self.question.id, principal, run_id, problems=problems))
+        return found
 
     def rewrite(self, current: QuestionInfo, ask: Ask) -> QuestionInfo:
         if ask.message is not None:

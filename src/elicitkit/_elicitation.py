@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
@@ -15,6 +16,7 @@ from elicitkit._asking import Asking
 from elicitkit._clients import ClientOverride
 from elicitkit._core.kinds import Mode, RouteName, Stage, new_id
 from elicitkit._crypto import PlainSealer, Sealer, secret_ring
+from elicitkit._deployment import several_nodes_signals
 from elicitkit._engine.engine import Engine
 from elicitkit._engine.policy import Policy
 from elicitkit._fallback import DEFAULT_TOOL, Fallback, tool_description
@@ -25,6 +27,7 @@ from elicitkit._mcp import ToolContext
 from elicitkit._results import ElicitationResult
 from elicitkit._schema.compile import compile_schema
 from elicitkit._servers import seam_for
+from elicitkit._stages import StageName, Stages
 from elicitkit._timeouts import SERVER_DEFAULT, Timeout, check_seconds
 from elicitkit._urlmode import Links
 from elicitkit._web.app import PageIdentity
@@ -93,6 +96,10 @@ class Elicitation:
         store: where runs, journals and pending questions live:
             `"memory://"` (default), `"sqlite:///state.db"` (durable, one
             machine), `"redis://host:6379/0"` (many nodes), or a `Store`.
+            Left to the default where the environment says several nodes
+            serve (`WEB_CONCURRENCY` above 1, Kubernetes, Cloud Run, ...,
+            `ELICITKIT_ENV=production`), memory logs a warning at start-up;
+            `store="memory://"` chooses it on purpose, without one.
         broker: how nodes reach each other; defaults to the store's own
             (Redis pub/sub for Redis, in-process otherwise).
         secret: seals everything stored and every `requestState`; several
@@ -191,6 +198,8 @@ class Elicitation:
         sealer: Sealer | PlainSealer = ring if ring is not None else PlainSealer()
         the_store, broker = store_and_broker(store, broker)
         shared = not isinstance(broker, MemoryBroker)
+        if store is None:
+            _warn_if_several_nodes(os.environ)
         if ring is not None:
             _mcp.use_request_state_keys(lowlevel, ring.request_state_keys())
         elif shared:
@@ -220,9 +229,10 @@ class Elicitation:
             lease=lease,
         )
         tokens = LinkTokens(secrets or None)
-        self._engine = Engine(policy, store=the_store, broker=broker, sealer=sealer, tokens=tokens)
+        self._stages = Stages()
+        self._engine = Engine(policy, store=the_store, broker=broker, sealer=sealer, tokens=tokens, stages=self._stages)
         self._hooks = Hooks()
-        self._asking = Asking(self._engine, self._hooks, self.node_id, timeout=timeout, via=None)
+        self._asking = Asking(self._engine, self._hooks, self._stages, self.node_id, timeout=timeout, via=None)
         self._links = Links(
             self._engine,
             self._asking,
@@ -739,6 +749,33 @@ class Elicitation:
         """`(question, outcome) -> None`: observe what the tool got, a result or an error."""
         return self._register("after_answer", fn, tools=tools, modes=modes, routes=routes, when=when)
 
+    # -- stage hooks (see `elicitkit._stages`): the engine's own steps, replaced or watched -------------
+
+    def stage(self, name: StageName) -> Callable[[F], F]:
+        """Replace a stage with a plain function: `"generate_id"` (`(message, mode) -> id`) or `"validate"`
+        (`(question, content) -> [Problem, ...]`). One replacement per stage; returns the function unchanged.
+
+        Raises:
+            ValueError: an unknown stage, one that cannot be replaced, or one replaced already.
+            TypeError: `fn` is not a plain (not async) function.
+        """
+
+        def register(fn: F) -> F:
+            self._stages.replace(name, fn)
+            return fn
+
+        return register
+
+    def after_stage(self, name: StageName) -> Callable[[F], F]:
+        """Watch a stage with a plain function `(StageEvent) -> None`: `"generate_id"`, `"lookup_pending"`,
+        `"validate"` or `"publish"`. Watchers run in the order registered; one that raises is logged and skipped."""
+
+        def register(fn: F) -> F:
+            self._stages.watch(name, fn)
+            return fn
+
+        return register
+
 
 async def _send_elicitation_result(
     elicitId: str,  # the wire name FrontMCP-trained models already use
@@ -747,3 +784,16 @@ async def _send_elicitation_result(
 ) -> str:
     """Placeholder whose signature gives the system tool its input schema; elicitkit's middleware answers calls."""
     raise RuntimeError("sendElicitationResult is answered by elicitkit's middleware")
+
+
+def _warn_if_several_nodes(environ: Mapping[str, str]) -> None:
+    """The default memory store where the environment says several nodes serve: say so once, at start-up."""
+    signals = several_nodes_signals(environ)
+    if signals:
+        logger.warning(
+            "elicitkit: questions are kept in memory (the default store), but this looks like a deployment of "
+            "several nodes (%s). An answer that reaches another process or replica cannot find its question, and "
+            'a restart loses every pending one. Use store="redis://..." for several nodes (store="sqlite:///'
+            '..." for one machine with restarts), or pass store="memory://" to choose memory on purpose.',
+            "; ".join(signals),
+        )

@@ -54,11 +54,18 @@ class ElicitationTimeout(ElicitationError, ToolError, TimeoutError):
 
     Attributes:
         timeout: the timeout that ran out, in seconds.
+        elicit_id: the question's id (its `elicitationId`), None when it is not known.
     """
 
-    def __init__(self, timeout: float) -> None:
+    def __init__(self, timeout: float, elicit_id: str | None = None) -> None:
         super().__init__(f"No answer to the elicitation within {timeout:g} seconds")
         self.timeout = timeout
+        self.elicit_id = elicit_id
+
+    @property
+    def ttl(self) -> int:
+        """The timeout in milliseconds (FrontMCP's `ttl`)."""
+        return round(self.timeout * 1000)
 
 
 class ElicitationNotSupported(ElicitationError, ToolError):

@@ -12,7 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeAlias, TypeVar
 
-__all__ = ["Accepted", "Cancelled", "Declined", "ElicitationResult"]
+__all__ = ["Accepted", "Cancelled", "Declined", "ElicitationResult", "Status"]
+
+Status: TypeAlias = Literal["accept", "decline", "cancel"]
+"""What the person did: the wire's `action`, also each result's `.status` (FrontMCP's name)."""
 
 T = TypeVar("T")
 
@@ -32,6 +35,11 @@ class Accepted(Generic[T]):
     content: dict[str, Any] = field(default_factory=dict[str, Any])
     action: Literal["accept"] = "accept"
 
+    @property
+    def status(self) -> Literal["accept"]:
+        """`"accept"`, the same as `action` (FrontMCP's name for it)."""
+        return self.action
+
 
 @dataclass(frozen=True, slots=True)
 class Declined:
@@ -44,12 +52,22 @@ class Declined:
     reason: str | None = None
     action: Literal["decline"] = "decline"
 
+    @property
+    def status(self) -> Literal["decline"]:
+        """`"decline"`, the same as `action` (FrontMCP's name for it)."""
+        return self.action
+
 
 @dataclass(frozen=True, slots=True)
 class Cancelled:
     """The person dismissed the question without choosing, or it was withdrawn."""
 
     action: Literal["cancel"] = "cancel"
+
+    @property
+    def status(self) -> Literal["cancel"]:
+        """`"cancel"`, the same as `action` (FrontMCP's name for it)."""
+        return self.action
 
 
 ElicitationResult: TypeAlias = Accepted[T] | Declined | Cancelled

@@ -38,6 +38,7 @@ from elicitkit._engine.registry import Registry
 from elicitkit._errors import InvalidElicitationContent
 from elicitkit._fallback import error_result, parse_send_args
 from elicitkit._schema import FormSchema
+from elicitkit._stages import StageEvent, Stages
 from elicitkit.channels.base import Responder
 
 __all__ = ["Answers", "PageQuestion", "PageReply"]
@@ -66,7 +67,14 @@ class Answers:
     """Routes each arrival of answers to the door of the node that holds its run."""
 
     def __init__(
-        self, policy: Policy, registry: Registry, records: Records, cluster: Cluster, host: RunHost, door: Door
+        self,
+        policy: Policy,
+        registry: Registry,
+        records: Records,
+        cluster: Cluster,
+        host: RunHost,
+        door: Door,
+        stages: Stages,
     ) -> None:
         self.policy = policy
         self.registry = registry
@@ -74,6 +82,7 @@ class Answers:
         self.cluster = cluster
         self.host = host
         self.door = door
+        self.stages = stages
 
     # -- from the MCP client -----------------------------------------------------------------
 
@@ -337,7 +346,7 @@ class Answers:
 
     async def _forward(self, owner: str, arrival: Arrival, *, wait: float) -> dict[str, Any] | None:
         assert arrival.run_id is not None
-        return await self.cluster.forward(
+        outcome = await self.cluster.forward(
             owner,
             arrival.run_id,
             arrival.principal,
@@ -346,6 +355,20 @@ class Answers:
             wait,
             check_every=self.policy.lease / 3,
         )
+        if self.stages.watched("publish"):
+            for key in arrival.answers:
+                self.stages.tell(
+                    StageEvent(
+                        "publish",
+                        key,
+                        arrival.principal,
+                        arrival.run_id,
+                        arrival.source,
+                        node=owner,
+                        delivered=outcome is not None,
+                    )
+                )
+        return outcome
 
     def _told_model(self, taken: Taken, arrival: Arrival) -> CallToolResult | None:
         """What the model is told at once about its answer; None when the run goes on (the answer was taken, the
