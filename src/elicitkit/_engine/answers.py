@@ -143,6 +143,7 @@ class Answers:
         """Take a retry's or the model's answers for a run held here, then hand back the run's next outcome."""
         run = live.run
         if run is None or run.ending:
+            self._lost(arrival)
             if arrival.source == "retry":
                 raise refusals.ended() if run is not None else refusals.unknown()
             return self._not_open(arrival)
@@ -169,11 +170,13 @@ class Answers:
         if arrival.run_id is None:  # the model's answer names a question: find its run from its record
             asked = await self.records.load_question(arrival.question_id, principal)
             if asked is None or asked.route != "llm":
+                self._lost(arrival)
                 return self._not_open(arrival)
             arrival = arrival._replace(run_id=asked.run_id)
             held = self.registry.hosted_run(asked.run_id)
             if held is not None:  # the question closed here already
                 if held.principal != principal or held.ending:
+                    self._lost(arrival)
                     return self._not_open(arrival)
                 try:
                     if asked.observable and arrival.answers[arrival.question_id].action == "accept":
@@ -187,6 +190,7 @@ class Answers:
         run_id = arrival.run_id
         found = await self.records.load_run(run_id, principal)
         if found is None or (arrival.source == "retry" and found[1].tool != arrival.tool):
+            self._lost(arrival)
             if arrival.source == "model":
                 return self._not_open(arrival)
             raise refusals.unknown()
@@ -207,6 +211,7 @@ class Answers:
                 return await self.host.replay(rctx, call_next, run_id, principal, record)
             found = await self.records.load_run(run_id, principal)
             if found is None:
+                self._lost(arrival)
                 raise refusals.unknown()
             owner, record = found
         raise refusals.taking_over()
@@ -227,6 +232,7 @@ class Answers:
         if arrival.run_id is None:
             record = await self.records.load_question(arrival.question_id, arrival.principal)
             if record is None:
+                self._lost(arrival)
                 return _stale(arrival)
             arrival = arrival._replace(run_id=record.run_id)
             records, hosted = {arrival.question_id: record}, record.hosted
@@ -239,6 +245,7 @@ class Answers:
                 return Taken.from_wire(outcome)
         if not hosted:
             logger.warning("Question %s was answered, but the run that asked it is gone", arrival.question_id)
+            self._lost(arrival)
             return _stale(arrival)
         taken = await self._take_recorded(arrival, records)
         # A replay here may have picked the question up meanwhile, after it read the journal: it gets the answer.
@@ -311,6 +318,16 @@ class Answers:
         return taken.to_wire()
 
     # -- the pieces --------------------------------------------------------------------------
+
+    def _lost(self, arrival: Arrival) -> None:
+        """No open question takes `arrival`'s answers, found out before the door: tell the `lookup_pending`
+        watchers (the door tells them of the answers it looks up itself)."""
+        if self.stages.watched("lookup_pending"):
+            for key in arrival.answers:
+                event = StageEvent(
+                    "lookup_pending", key, arrival.principal, arrival.run_id, arrival.source, found=False
+                )
+                self.stages.tell(event)
 
     def _live(self, arrival: Arrival, *, forwarded: bool = False) -> Live | None:
         """The questions `arrival` answers, when this process holds their run (None: it does not)."""
