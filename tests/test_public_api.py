@@ -24,6 +24,7 @@ EXPECTED = [
     "QuestionInfo",
     "SERVER_DEFAULT",
     "SchemaError",
+    "StageEvent",
     "StoreUnavailable",
     "TamperedRecord",
     "Timeout",

@@ -11,8 +11,7 @@ from mcp import Client
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, InputRequiredResult
 
-from elicitkit import Elicitation, Problem, QuestionInfo
-from elicitkit._stages import StageEvent
+from elicitkit import Elicitation, Problem, QuestionInfo, StageEvent
 from elicitkit.testing import ScriptedHuman, accept
 from tests.hook_scenes import ROUTE_IDS, ROUTES, ask, scene
 from tests.scenes import text_of

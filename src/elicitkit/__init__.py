@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from elicitkit._hookdata import Ask, Outcome, QuestionInfo
     from elicitkit._results import Accepted, Cancelled, Declined, ElicitationResult
     from elicitkit._schema.compile import Titles
+    from elicitkit._stages import StageEvent
     from elicitkit._timeouts import SERVER_DEFAULT, Timeout
     from elicitkit._web.app import PageIdentity
     from elicitkit._web.limits import BodyLimits
@@ -61,6 +62,7 @@ _HOMES = {
     "QuestionInfo": "elicitkit._hookdata",
     "SERVER_DEFAULT": "elicitkit._timeouts",
     "SchemaError": "elicitkit._errors",
+    "StageEvent": "elicitkit._stages",
     "StoreUnavailable": "elicitkit._errors",
     "TamperedRecord": "elicitkit._errors",
     "Timeout": "elicitkit._timeouts",
@@ -91,6 +93,7 @@ __all__ = [
     "QuestionInfo",
     "SERVER_DEFAULT",
     "SchemaError",
+    "StageEvent",
     "StoreUnavailable",
     "TamperedRecord",
     "Timeout",
