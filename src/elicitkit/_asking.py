@@ -65,7 +65,7 @@ class Asking:
     def question_id(self, ctx: ToolContext, message: str, mode: Mode) -> str:
         """A new question's id: elicitkit's own, unless the `generate_id` stage is hooked."""
         stages = self.stages
-        if stages.make_id is None and not stages.watched("generate_id"):
+        if not stages.ids_hooked:
             return new_id()
         return stages.new_id(message, mode, _mcp.principal(_mcp.request_context(ctx)))
 
@@ -116,7 +116,7 @@ class Asking:
         rctx = _mcp.request_context(ctx)  # read once: the SDK's Context makes every read cost microseconds
         one = _Exchange(self, ctx, rctx, question, limit, convert, hooks, rewritable, run)
         question.watch(one.watch)
-        if self.stages.validator is not None or self.stages.watched("validate"):
+        if self.stages.validation_hooked:
             question.validate_with(one.validate)
         trail = one.trail
         try:

@@ -94,6 +94,13 @@ class Stages:
         self.validator: Validator | None = None
         """The `validate` replacement, None for the schema and the tool's type alone."""
         self._watchers: dict[StageName, list[Callable[[StageEvent], Any]]] = {}
+        # Read on every question and answer: plain attributes, so no stage hook costs one attribute read.
+        self.ids_hooked = False
+        """Whether `generate_id` is replaced or watched."""
+        self.validation_hooked = False
+        """Whether `validate` is replaced or watched."""
+        self.lookups_watched = False
+        self.publishing_watched = False
 
     def replace(self, stage: StageName, fn: Callable[..., Any]) -> None:
         _check(stage, fn)
@@ -107,10 +114,22 @@ class Stages:
             self.make_id = fn
         else:
             self.validator = fn
+        self._flag(stage)
 
     def watch(self, stage: StageName, fn: Callable[[StageEvent], Any]) -> None:
         _check(stage, fn)
         self._watchers.setdefault(stage, []).append(fn)
+        self._flag(stage)
+
+    def _flag(self, stage: StageName) -> None:
+        if stage == "generate_id":
+            self.ids_hooked = True
+        elif stage == "validate":
+            self.validation_hooked = True
+        elif stage == "lookup_pending":
+            self.lookups_watched = True
+        else:
+            self.publishing_watched = True
 
     def watched(self, stage: StageName) -> bool:
         return stage in self._watchers

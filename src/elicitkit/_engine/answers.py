@@ -322,7 +322,7 @@ class Answers:
     def _lost(self, arrival: Arrival) -> None:
         """No open question takes `arrival`'s answers, found out before the door: tell the `lookup_pending`
         watchers (the door tells them of the answers it looks up itself)."""
-        if self.stages.watched("lookup_pending"):
+        if self.stages.lookups_watched:
             for key in arrival.answers:
                 event = StageEvent(
                     "lookup_pending", key, arrival.principal, arrival.run_id, arrival.source, found=False
@@ -372,7 +372,7 @@ class Answers:
             wait,
             check_every=self.policy.lease / 3,
         )
-        if self.stages.watched("publish"):
+        if self.stages.publishing_watched:
             for key in arrival.answers:
                 self.stages.tell(
                     StageEvent(

@@ -158,7 +158,7 @@ class Door:
             return taken
         rulings = taken.rulings
         found: _Found = {}
-        watching = self.stages.watched("lookup_pending")
+        watching = self.stages.lookups_watched
         for key, answer in arrival.answers.items():
             question = target.find(key)
             if watching:
@@ -205,7 +205,7 @@ class Door:
         if run is not None and run.hosted:
             arrival = Arrival(source, run.principal, {question.id: answer})
             return (await self.take(Live(run, {question.id: question}), arrival)).ruling
-        if self.stages.watched("lookup_pending"):
+        if self.stages.lookups_watched:
             principal = question.caller[0]
             self.stages.tell(StageEvent("lookup_pending", question.id, principal, None, source, found=True))
         ruling = _ruling(question, Held.EMPTY, answer, source)
