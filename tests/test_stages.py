@@ -6,13 +6,16 @@ import logging
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp import Client
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, InputRequiredResult
 
 from elicitkit import Elicitation, Problem, QuestionInfo, StageEvent
+from elicitkit.channels.base import Responder, Via
 from elicitkit.testing import ScriptedHuman, accept
+from tests.channels.recording import RecordingChannel
 from tests.hook_scenes import ROUTE_IDS, ROUTES, ask, scene
 from tests.scenes import text_of
 from tests.test_one_door_replay import SharedBroker
@@ -239,3 +242,31 @@ def test_stage_hooks_are_plain_functions() -> None:
         hitl.after_stage("publish")(later)
     with pytest.raises(TypeError, match="callable"):
         hitl.after_stage("publish")(42)  # type: ignore[arg-type]
+
+
+async def test_a_channels_verdict_lists_every_problem_of_a_field_under_its_name(mode: str) -> None:
+    """`Verdict.problems` is by field name: a field with two problems (the schema's and a stage's) keeps both."""
+    server = MCPServer("stages")
+    channel = RecordingChannel("slack")
+    hitl = Elicitation(server, channels=[channel])
+    schema = {"type": "object", "properties": {"note": {"type": "string", "maxLength": 20}}, "required": ["note"]}
+
+    @hitl.stage("validate")
+    def no_prod(question: QuestionInfo, content: dict[str, Any]) -> list[Problem]:
+        if "prod" not in content["note"]:
+            return []
+        return [Problem(["note"], "must not mention prod"), Problem(["note"], "must name a change ticket")]
+
+    @server.tool()
+    async def ship(ctx: Context) -> str:
+        return (await hitl.elicit(ctx, "Ship?", schema, via=Via("slack", "#ops"))).status
+
+    async with Client(server, mode=mode) as client, anyio.create_task_group() as tg:
+        tg.start_soon(client.call_tool, "ship", {})
+        prompt = await channel.next_post(1)
+        assert channel.desk is not None
+        too_long = await channel.desk.reply(prompt.token, Responder("slack", "U1"), "accept", {"note": "prod " * 5})
+        mentions = await channel.desk.reply(prompt.token, Responder("slack", "U1"), "accept", {"note": "prod now"})
+        assert (await channel.desk.reply(prompt.token, Responder("slack", "U1"), "accept", {"note": "ok"})).ok
+    assert too_long.problems == {"note": "must be at most 20 characters"}  # the type refused it: no stage verdict
+    assert mentions.problems == {"note": "must not mention prod; must name a change ticket"}
