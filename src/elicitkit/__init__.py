@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from elicitkit._clients import ClientOverride
     from elicitkit._elicitation import Elicitation
+    from elicitkit._engine.stages import StageEvent
     from elicitkit._errors import (
         ElicitationClientError,
         ElicitationError,
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
     from elicitkit._hookdata import Ask, Outcome, QuestionInfo
     from elicitkit._results import Accepted, Cancelled, Declined, ElicitationResult
     from elicitkit._schema.compile import Titles
-    from elicitkit._stages import StageEvent
     from elicitkit._timeouts import SERVER_DEFAULT, Timeout
     from elicitkit._web.app import PageIdentity
     from elicitkit._web.limits import BodyLimits
@@ -62,7 +62,7 @@ _HOMES = {
     "QuestionInfo": "elicitkit._hookdata",
     "SERVER_DEFAULT": "elicitkit._timeouts",
     "SchemaError": "elicitkit._errors",
-    "StageEvent": "elicitkit._stages",
+    "StageEvent": "elicitkit._engine.stages",
     "StoreUnavailable": "elicitkit._errors",
     "TamperedRecord": "elicitkit._errors",
     "Timeout": "elicitkit._timeouts",

@@ -19,6 +19,7 @@ from elicitkit._core.kinds import Answer, Mode, Stage, new_id
 from elicitkit._engine.engine import Engine
 from elicitkit._engine.question import Asked, Question
 from elicitkit._engine.run import Run
+from elicitkit._engine.stages import StageEvent
 from elicitkit._errors import InvalidElicitationContent
 from elicitkit._helpers import FIELD
 from elicitkit._hookdata import Ask, Outcome, QuestionInfo
@@ -26,7 +27,6 @@ from elicitkit._hooks import Hooks, pending
 from elicitkit._mcp import ToolContext
 from elicitkit._results import Accepted, Cancelled, Declined, ElicitationResult
 from elicitkit._schema.compile import FormSchema, compile_schema
-from elicitkit._stages import StageEvent, Stages
 from elicitkit._timeouts import Timeout, check_message, seconds
 from elicitkit.channels.base import Via
 
@@ -39,19 +39,10 @@ Convert = Callable[[Question, Answer], ElicitationResult[Any]]
 class Asking:
     """Every question's way: the server's defaults (timeout, channel), hooks, the engine, the audit trail."""
 
-    def __init__(
-        self,
-        engine: Engine,
-        hooks: Hooks,
-        stages: Stages,
-        node: str,
-        *,
-        timeout: float | None,
-        via: Via | None,
-    ) -> None:
+    def __init__(self, engine: Engine, hooks: Hooks, node: str, *, timeout: float | None, via: Via | None) -> None:
         self.engine = engine
         self.hooks = hooks
-        self.stages = stages
+        self.stages = engine.stages
         self.node = node
         self.timeout = timeout
         """Seconds to wait unless a call says otherwise (None: no limit)."""
@@ -90,7 +81,8 @@ class Asking:
         """Ask a form question (`unwrap`: a one-field helper's, whose `Accepted.data` is the bare value)."""
         check_message(message)
         limit = self.limit(timeout)
-        asked = Asked(self.question_id(ctx, message, "form"), message, schema, via=self.destination(via), task=task)
+        question_id = new_id() if not self.stages.ids_hooked else self.question_id(ctx, message, "form")
+        asked = Asked(question_id, message, schema, via=self.destination(via), task=task)
         question = Question(asked, anyio.current_time() + limit)
 
         def convert(asked: Question, answer: Answer) -> ElicitationResult[Any]:

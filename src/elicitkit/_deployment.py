@@ -16,9 +16,13 @@ cannot see the load balancer, so it reads the signals platforms set:
 
 from __future__ import annotations
 
+import logging
+import os
 from collections.abc import Mapping
 
-__all__ = ["several_nodes_signals"]
+__all__ = ["several_nodes_signals", "warn_if_several_nodes"]
+
+logger = logging.getLogger("elicitkit")
 
 _PLATFORMS = {
     "KUBERNETES_SERVICE_HOST": "Kubernetes",
@@ -44,3 +48,16 @@ def several_nodes_signals(environ: Mapping[str, str]) -> list[str]:
         if environ.get(name, "").strip().lower() in ("production", "prod"):
             found.append(f"{name}={environ[name].strip()}")
     return found
+
+
+def warn_if_several_nodes(environ: Mapping[str, str] = os.environ) -> None:
+    """For the default memory store: a warning at start-up, naming each signal that several nodes serve."""
+    signals = several_nodes_signals(environ)
+    if signals:
+        logger.warning(
+            "elicitkit: questions are kept in memory (the default store), but this looks like a deployment of "
+            "several nodes (%s). An answer that reaches another process or replica cannot find its question, and "
+            'a restart loses every pending one. Use store="redis://..." for several nodes (store="sqlite:///'
+            '..." for one machine with restarts), or pass store="memory://" to choose memory on purpose.',
+            "; ".join(signals),
+        )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
@@ -16,9 +15,10 @@ from elicitkit._asking import Asking
 from elicitkit._clients import ClientOverride
 from elicitkit._core.kinds import Mode, RouteName, Stage, new_id
 from elicitkit._crypto import PlainSealer, Sealer, secret_ring
-from elicitkit._deployment import several_nodes_signals
+from elicitkit._deployment import warn_if_several_nodes
 from elicitkit._engine.engine import Engine
 from elicitkit._engine.policy import Policy
+from elicitkit._engine.stages import StageName
 from elicitkit._fallback import DEFAULT_TOOL, Fallback, tool_description
 from elicitkit._helpers import TextFormat, choice_schema, choices_schema, confirm_schema, split_options, text_schema
 from elicitkit._hookdata import QuestionInfo
@@ -27,7 +27,6 @@ from elicitkit._mcp import ToolContext
 from elicitkit._results import ElicitationResult
 from elicitkit._schema.compile import compile_schema
 from elicitkit._servers import seam_for
-from elicitkit._stages import StageName, Stages
 from elicitkit._timeouts import SERVER_DEFAULT, Timeout, check_seconds
 from elicitkit._urlmode import Links
 from elicitkit._web.app import PageIdentity
@@ -93,21 +92,16 @@ class Elicitation:
         keepalive: seconds between progress notifications while a
             2025-11-25 client shows a form (when the call has a progress
             token); `None` turns them off.
-        store: where runs, journals and pending questions live:
-            `"memory://"` (default), `"sqlite:///state.db"` (durable, one
-            machine), `"redis://host:6379/0"` (many nodes), or a `Store`.
-            Left to the default where the environment says several nodes
-            serve (`WEB_CONCURRENCY` above 1, Kubernetes, Cloud Run, ...,
-            `ELICITKIT_ENV=production`), memory logs a warning at start-up;
-            `store="memory://"` chooses it on purpose, without one.
+        store: where runs, journals and pending questions live: `"memory://"` (default; it warns at
+            start-up where several nodes seem to serve), `"sqlite:///state.db"` (durable, one machine),
+            `"redis://host:6379/0"` (many nodes), or a `Store`.
         broker: how nodes reach each other; defaults to the store's own
             (Redis pub/sub for Redis, in-process otherwise).
         secret: seals everything stored and every `requestState`; several
             rotate (the first seals). Defaults to `ELICITKIT_SECRET`, the
             file `ELICITKIT_SECRET_FILE` names (readable by its owner only),
-            else FrontMCP's `MCP_ELICITATION_SECRET`, `MCP_SESSION_SECRET`,
-            `MCP_SERVER_SECRET` in that order; several secrets in one are
-            separated by whitespace. Nodes sharing a store need the same one.
+            else FrontMCP's `MCP_ELICITATION_SECRET`, `MCP_SESSION_SECRET`, `MCP_SERVER_SECRET` in that
+            order (several in one, whitespace-separated). Nodes sharing a store need the same one.
             At least 32 bytes each; a SQLite, Redis or your own store refuses
             to start without one (or with one set but empty).
         plaintext_store: run a durable store without a secret on purpose:
@@ -199,7 +193,7 @@ class Elicitation:
         the_store, broker = store_and_broker(store, broker)
         shared = not isinstance(broker, MemoryBroker)
         if store is None:
-            _warn_if_several_nodes(os.environ)
+            warn_if_several_nodes()
         if ring is not None:
             _mcp.use_request_state_keys(lowlevel, ring.request_state_keys())
         elif shared:
@@ -229,10 +223,9 @@ class Elicitation:
             lease=lease,
         )
         tokens = LinkTokens(secrets or None)
-        self._stages = Stages()
-        self._engine = Engine(policy, store=the_store, broker=broker, sealer=sealer, tokens=tokens, stages=self._stages)
+        self._engine = Engine(policy, store=the_store, broker=broker, sealer=sealer, tokens=tokens)
         self._hooks = Hooks()
-        self._asking = Asking(self._engine, self._hooks, self._stages, self.node_id, timeout=timeout, via=None)
+        self._asking = Asking(self._engine, self._hooks, self.node_id, timeout=timeout, via=None)
         self._links = Links(
             self._engine,
             self._asking,
@@ -637,7 +630,7 @@ class Elicitation:
         """
         return await self._links.url_flow(ctx, message, start, timeout=timeout)
 
-    # -- hooks (see `elicitkit._hooks` for when each runs) ----------------------------------------
+    # -- hooks (see `elicitkit._hooks` for when each runs; stage hooks: `elicitkit._engine.stages`) --------
     #
     # Each decorator works bare or with filters, and returns the function unchanged. Filters narrow which
     # questions a hook sees: `tools` (the asking tool's name), `modes` (`"form"`, `"url"`), `routes` (not for
@@ -749,32 +742,13 @@ class Elicitation:
         """`(question, outcome) -> None`: observe what the tool got, a result or an error."""
         return self._register("after_answer", fn, tools=tools, modes=modes, routes=routes, when=when)
 
-    # -- stage hooks (see `elicitkit._stages`): the engine's own steps, replaced or watched -------------
-
     def stage(self, name: StageName) -> Callable[[F], F]:
-        """Replace a stage with a plain function: `"generate_id"` (`(message, mode) -> id`) or `"validate"`
-        (`(question, content) -> [Problem, ...]`). One replacement per stage; returns the function unchanged.
-
-        Raises:
-            ValueError: an unknown stage, one that cannot be replaced, or one replaced already.
-            TypeError: `fn` is not a plain (not async) function.
-        """
-
-        def register(fn: F) -> F:
-            self._stages.replace(name, fn)
-            return fn
-
-        return register
+        """Replace `"generate_id"` (`(message, mode) -> id`) or `"validate"` (`(question, content) -> problems`)."""
+        return self._engine.stages.registrar(self._engine.stages.replace, name)
 
     def after_stage(self, name: StageName) -> Callable[[F], F]:
-        """Watch a stage with a plain function `(StageEvent) -> None`: `"generate_id"`, `"lookup_pending"`,
-        `"validate"` or `"publish"`. Watchers run in the order registered; one that raises is logged and skipped."""
-
-        def register(fn: F) -> F:
-            self._stages.watch(name, fn)
-            return fn
-
-        return register
+        """Watch `"generate_id"`, `"lookup_pending"`, `"validate"` or `"publish"`: `(StageEvent) -> None`."""
+        return self._engine.stages.registrar(self._engine.stages.watch, name)
 
 
 async def _send_elicitation_result(
@@ -784,16 +758,3 @@ async def _send_elicitation_result(
 ) -> str:
     """Placeholder whose signature gives the system tool its input schema; elicitkit's middleware answers calls."""
     raise RuntimeError("sendElicitationResult is answered by elicitkit's middleware")
-
-
-def _warn_if_several_nodes(environ: Mapping[str, str]) -> None:
-    """The default memory store where the environment says several nodes serve: say so once, at start-up."""
-    signals = several_nodes_signals(environ)
-    if signals:
-        logger.warning(
-            "elicitkit: questions are kept in memory (the default store), but this looks like a deployment of "
-            "several nodes (%s). An answer that reaches another process or replica cannot find its question, and "
-            'a restart loses every pending one. Use store="redis://..." for several nodes (store="sqlite:///'
-            '..." for one machine with restarts), or pass store="memory://" to choose memory on purpose.',
-            "; ".join(signals),
-        )

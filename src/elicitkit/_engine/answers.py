@@ -38,7 +38,6 @@ from elicitkit._engine.registry import Registry
 from elicitkit._errors import InvalidElicitationContent
 from elicitkit._fallback import error_result, parse_send_args
 from elicitkit._schema import FormSchema
-from elicitkit._stages import StageEvent, Stages
 from elicitkit.channels.base import Responder
 
 __all__ = ["Answers", "PageQuestion", "PageReply"]
@@ -67,14 +66,7 @@ class Answers:
     """Routes each arrival of answers to the door of the node that holds its run."""
 
     def __init__(
-        self,
-        policy: Policy,
-        registry: Registry,
-        records: Records,
-        cluster: Cluster,
-        host: RunHost,
-        door: Door,
-        stages: Stages,
+        self, policy: Policy, registry: Registry, records: Records, cluster: Cluster, host: RunHost, door: Door
     ) -> None:
         self.policy = policy
         self.registry = registry
@@ -82,7 +74,7 @@ class Answers:
         self.cluster = cluster
         self.host = host
         self.door = door
-        self.stages = stages
+        self.stages = door.stages
 
     # -- from the MCP client -----------------------------------------------------------------
 
@@ -143,7 +135,7 @@ class Answers:
         """Take a retry's or the model's answers for a run held here, then hand back the run's next outcome."""
         run = live.run
         if run is None or run.ending:
-            self._lost(arrival)
+            self.stages.lost(arrival)
             if arrival.source == "retry":
                 raise refusals.ended() if run is not None else refusals.unknown()
             return self._not_open(arrival)
@@ -170,13 +162,13 @@ class Answers:
         if arrival.run_id is None:  # the model's answer names a question: find its run from its record
             asked = await self.records.load_question(arrival.question_id, principal)
             if asked is None or asked.route != "llm":
-                self._lost(arrival)
+                self.stages.lost(arrival)
                 return self._not_open(arrival)
             arrival = arrival._replace(run_id=asked.run_id)
             held = self.registry.hosted_run(asked.run_id)
             if held is not None:  # the question closed here already
                 if held.principal != principal or held.ending:
-                    self._lost(arrival)
+                    self.stages.lost(arrival)
                     return self._not_open(arrival)
                 try:
                     if asked.observable and arrival.answers[arrival.question_id].action == "accept":
@@ -190,7 +182,7 @@ class Answers:
         run_id = arrival.run_id
         found = await self.records.load_run(run_id, principal)
         if found is None or (arrival.source == "retry" and found[1].tool != arrival.tool):
-            self._lost(arrival)
+            self.stages.lost(arrival)
             if arrival.source == "model":
                 return self._not_open(arrival)
             raise refusals.unknown()
@@ -211,7 +203,7 @@ class Answers:
                 return await self.host.replay(rctx, call_next, run_id, principal, record)
             found = await self.records.load_run(run_id, principal)
             if found is None:
-                self._lost(arrival)
+                self.stages.lost(arrival)
                 raise refusals.unknown()
             owner, record = found
         raise refusals.taking_over()
@@ -232,7 +224,7 @@ class Answers:
         if arrival.run_id is None:
             record = await self.records.load_question(arrival.question_id, arrival.principal)
             if record is None:
-                self._lost(arrival)
+                self.stages.lost(arrival)
                 return _stale(arrival)
             arrival = arrival._replace(run_id=record.run_id)
             records, hosted = {arrival.question_id: record}, record.hosted
@@ -245,7 +237,7 @@ class Answers:
                 return Taken.from_wire(outcome)
         if not hosted:
             logger.warning("Question %s was answered, but the run that asked it is gone", arrival.question_id)
-            self._lost(arrival)
+            self.stages.lost(arrival)
             return _stale(arrival)
         taken = await self._take_recorded(arrival, records)
         # A replay here may have picked the question up meanwhile, after it read the journal: it gets the answer.
@@ -319,16 +311,6 @@ class Answers:
 
     # -- the pieces --------------------------------------------------------------------------
 
-    def _lost(self, arrival: Arrival) -> None:
-        """No open question takes `arrival`'s answers, found out before the door: tell the `lookup_pending`
-        watchers (the door tells them of the answers it looks up itself)."""
-        if self.stages.lookups_watched:
-            for key in arrival.answers:
-                event = StageEvent(
-                    "lookup_pending", key, arrival.principal, arrival.run_id, arrival.source, found=False
-                )
-                self.stages.tell(event)
-
     def _live(self, arrival: Arrival, *, forwarded: bool = False) -> Live | None:
         """The questions `arrival` answers, when this process holds their run (None: it does not)."""
         if arrival.run_id is not None and arrival.source in ("retry", "task"):
@@ -372,19 +354,7 @@ class Answers:
             wait,
             check_every=self.policy.lease / 3,
         )
-        if self.stages.publishing_watched:
-            for key in arrival.answers:
-                self.stages.tell(
-                    StageEvent(
-                        "publish",
-                        key,
-                        arrival.principal,
-                        arrival.run_id,
-                        arrival.source,
-                        node=owner,
-                        delivered=outcome is not None,
-                    )
-                )
+        self.stages.published(arrival, owner, outcome is not None)
         return outcome
 
     def _told_model(self, taken: Taken, arrival: Arrival) -> CallToolResult | None:

@@ -38,8 +38,8 @@ from elicitkit._engine.policy import Policy
 from elicitkit._engine.question import Question
 from elicitkit._engine.records import QuestionRecord, Records
 from elicitkit._engine.run import Run
+from elicitkit._engine.stages import StageEvent, Stages
 from elicitkit._errors import InvalidElicitationContent
-from elicitkit._stages import StageEvent, Stages
 from elicitkit.channels.base import Responder
 
 __all__ = ["Door", "Live", "Recorded"]

@@ -34,8 +34,8 @@ from elicitkit._engine.records import Records, SealerLike
 from elicitkit._engine.registry import Registry
 from elicitkit._engine.routes import Asker
 from elicitkit._engine.run import Run, call
+from elicitkit._engine.stages import Stages
 from elicitkit._engine.tasks import TaskBook
-from elicitkit._stages import Stages
 from elicitkit._web.tokens import LinkTokens
 from elicitkit.stores.base import Broker, Store
 from elicitkit.stores.guarded import guarded
@@ -50,9 +50,7 @@ _SWEEP_EVERY = 60.0
 class Engine:
     """Runs, open questions, their durable records, and the requests attached to them."""
 
-    def __init__(
-        self, policy: Policy, *, store: Store, broker: Broker, sealer: SealerLike, tokens: LinkTokens, stages: Stages
-    ) -> None:
+    def __init__(self, policy: Policy, *, store: Store, broker: Broker, sealer: SealerLike, tokens: LinkTokens) -> None:
         self.policy = policy
         self.store = guarded(store)
         self.registry = Registry()
@@ -60,8 +58,10 @@ class Engine:
         self.cluster = Cluster(self.store, broker, sealer, policy.node)
         self.tasks = TaskBook(policy, self.registry, self.records, self.cluster)
         self.runs = RunHost(policy, self.registry, self.records, self.cluster, self.tasks)
-        self.door = Door(policy, self.records, stages)
-        self.answers = Answers(policy, self.registry, self.records, self.cluster, self.runs, self.door, stages)
+        self.stages = Stages()
+        """The stage hooks registered on this engine's `Elicitation` (see `_engine.stages`)."""
+        self.door = Door(policy, self.records, self.stages)
+        self.answers = Answers(policy, self.registry, self.records, self.cluster, self.runs, self.door)
         self.desk = ChannelDesk(self.records, self.cluster, self.answers, tokens)
         channel_route = ChannelRoute(policy, self.registry, self.records, self.desk)
         self.asker = Asker(policy, self.registry, self.records, self.door, channel_route)

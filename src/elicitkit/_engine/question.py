@@ -31,10 +31,10 @@ MAX_ATTEMPTS = 3
 """Answers that break the schema a question takes before `elicit` raises `InvalidElicitationContent`."""
 
 Watcher = Callable[["Question", Stage], Awaitable[None] | None]
-Validate = Callable[[Any, "InvalidElicitationContent | None"], "InvalidElicitationContent | None"]
-"""Rules on accepted content after the schema and the type: (content, what they found) to the final verdict."""
 """Told once per stage a question reaches on its route (the front's hooks and audit); it returns something to
 await only when there is (an async hook)."""
+Validate = Callable[[Any, "InvalidElicitationContent | None"], "InvalidElicitationContent | None"]
+"""Rules on accepted content after the schema and the type: (content, what they found) to the final verdict."""
 
 
 class Asker(Protocol):

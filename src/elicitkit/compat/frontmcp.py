@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, TypeAlias, TypeVar
 
+from elicitkit._engine.stages import StageName
 from elicitkit._errors import (
     ElicitationError,
     ElicitationNotSupported,
@@ -34,7 +35,6 @@ from elicitkit._errors import (
     TamperedRecord,
 )
 from elicitkit._results import Accepted, Cancelled, Declined, Status
-from elicitkit._stages import StageName
 
 __all__ = [
     "DEFAULT_ELICIT_TTL",

@@ -36,16 +36,18 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from dataclasses import dataclass, replace
+from typing import Any, Literal, TypeVar, get_args
 
 from elicitkit._core.kinds import Mode, is_id, new_id
+from elicitkit._engine.arrival import Arrival
 from elicitkit._errors import ElicitationVetoed, InvalidElicitationContent, Problem
-from elicitkit._hookdata import QuestionInfo
 
 __all__ = ["IdMaker", "StageEvent", "StageName", "Stages", "Validator"]
 
 logger = logging.getLogger("elicitkit")
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 StageName = Literal["generate_id", "lookup_pending", "validate", "publish"]
 _REPLACEABLE: frozenset[str] = frozenset({"generate_id", "validate"})
@@ -53,8 +55,9 @@ _REPLACEABLE: frozenset[str] = frozenset({"generate_id", "validate"})
 IdMaker = Callable[[str, Mode], str]
 """A `generate_id` replacement: `(message, mode)` to the question's id."""
 
-Validator = Callable[[QuestionInfo, dict[str, Any]], Sequence[Problem] | None]
-"""A `validate` replacement: `(question, content)` to what is wrong with it (None or empty: nothing)."""
+Validator = Callable[[Any, dict[str, Any]], Sequence[Problem] | None]
+"""A `validate` replacement: `(question, content)` to what is wrong with it (None or empty: nothing); the question
+is the `QuestionInfo` hooks get (the front builds it: the engine never imports the front)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +134,15 @@ class Stages:
         else:
             self.publishing_watched = True
 
+    def registrar(self, add: Callable[[StageName, Any], None], stage: StageName) -> Callable[[F], F]:
+        """A decorator that registers its function with `add` and returns it unchanged."""
+
+        def register(fn: F) -> F:
+            add(stage, fn)
+            return fn
+
+        return register
+
     def watched(self, stage: StageName) -> bool:
         return stage in self._watchers
 
@@ -142,6 +154,21 @@ class Stages:
             except Exception:
                 name = getattr(fn, "__qualname__", repr(fn))
                 logger.exception("elicitkit: %s stage watcher %s failed; ignored", event.stage, name)
+
+    def lost(self, arrival: Arrival) -> None:
+        """No open question takes `arrival`'s answers, found out before the door (an unknown question or run)."""
+        if self.lookups_watched:
+            for key in arrival.answers:
+                self.tell(
+                    StageEvent("lookup_pending", key, arrival.principal, arrival.run_id, arrival.source, found=False)
+                )
+
+    def published(self, arrival: Arrival, owner: str, delivered: bool) -> None:
+        """`arrival` went to the node that holds its run; `delivered`: that node took it."""
+        if self.publishing_watched:
+            for key in arrival.answers:
+                event = StageEvent("publish", key, arrival.principal, arrival.run_id, arrival.source)
+                self.tell(replace(event, node=owner, delivered=delivered))
 
     def new_id(self, message: str, mode: Mode, principal: str | None) -> str:
         """A question's id, made by the replaced `generate_id` (checked; any failure fails closed: the question is
@@ -161,7 +188,7 @@ class Stages:
             self.tell(StageEvent("generate_id", made, principal))
         return made
 
-    def validate(self, question: QuestionInfo, content: dict[str, Any]) -> InvalidElicitationContent | None:
+    def validate(self, question: Any, content: dict[str, Any]) -> InvalidElicitationContent | None:
         """The replaced `validate`'s verdict on content the tool's type holds; a failure refuses the answer."""
         assert self.validator is not None
         try:
