@@ -47,9 +47,10 @@ class Call:
 class LegacySession:
     """A 2025-11-25 session over `http` (an `httpx.AsyncClient` of its own: closing it drops every connection)."""
 
-    def __init__(self, http: httpx.AsyncClient, url: str) -> None:
+    def __init__(self, http: httpx.AsyncClient, url: str, capabilities: dict[str, Any] | None = None) -> None:
         self.http = http
         self.url = url
+        self.capabilities = CAPABILITIES if capabilities is None else capabilities
         self.session_id: str | None = None
         self._next_id = 0
 
@@ -64,10 +65,10 @@ class LegacySession:
         return self._next_id
 
     async def open(self) -> None:
-        """Initialize (declaring forms) and send `notifications/initialized`."""
+        """Initialize (declaring forms, or the capabilities given) and send `notifications/initialized`."""
         params = {
             "protocolVersion": VERSION,
-            "capabilities": CAPABILITIES,
+            "capabilities": self.capabilities,
             "clientInfo": {"name": "wire", "version": "0"},
         }
         body = {"jsonrpc": "2.0", "id": self.new_id(), "method": "initialize", "params": params}

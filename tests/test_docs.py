@@ -1,42 +1,51 @@
-"""The README's example and the demo do what they say."""
+"""The README's example and the demo do what they say (every other doc block: tests/test_doc_blocks.py)."""
 
 from __future__ import annotations
 
-import re
+import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
+import anyio
 import pytest
-from mcp import Client
+from mcp import Client, StdioServerParameters
 
 from elicitkit.testing import ScriptedHuman, accept, decline
+from tests.doc_blocks import blocks
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def readme_example() -> dict[str, Any]:
-    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)
-    namespace: dict[str, Any] = {"__name__": "readme_example"}
-    exec(compile(blocks[0], "README.md", "exec"), namespace)
-    return namespace
+README = next(block for block in blocks() if block.path.name == "README.md")
 
 
 def test_the_readme_example_is_at_most_fifteen_lines_of_code() -> None:
-    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)
-    assert len([line for line in blocks[0].splitlines() if line.strip()]) <= 15
+    assert len([line for line in README.code.splitlines() if line.strip()]) <= 15
+
+
+def test_the_readme_example_ends_by_serving_its_server_over_stdio() -> None:
+    serving = README.split_serving()[1]
+    assert serving is not None
+    assert ast.unparse(serving) == "server.run()"
 
 
 @pytest.mark.anyio
-async def test_the_readme_example_works_on_both_eras(mode: str) -> None:
-    example = readme_example()
+async def test_the_readme_example_as_printed_serves_over_stdio_on_both_eras(mode: str, tmp_path: Path) -> None:
+    copy = tmp_path / "deploy_desk.py"
+    copy.write_text(README.code, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
     human = ScriptedHuman(accept({"approved": True}), decline())
-    async with Client(example["server"], mode=mode, elicitation_callback=human) as client:
-        first = await client.call_tool("deploy", {"version": "2.1"})
-        second = await client.call_tool("deploy", {"version": "2.2"})
+    with anyio.fail_after(30):
+        async with Client(
+            StdioServerParameters(command=sys.executable, args=[str(copy)], env=env, cwd=tmp_path),
+            mode=mode,
+            elicitation_callback=human,
+        ) as client:
+            first = await client.call_tool("deploy", {"version": "2.1"})
+            second = await client.call_tool("deploy", {"version": "2.2"})
     assert [c.text for c in first.content] == ["Deployed 2.1"]  # type: ignore[union-attr]
     assert [c.text for c in second.content] == ["Not deployed"]  # type: ignore[union-attr]
+    assert [question.message for question in human.transcript] == ["Deploy 2.1?", "Deploy 2.2?"]
 
 
 def test_the_demo_runs_both_eras_and_exits_zero() -> None:

@@ -286,3 +286,38 @@ async def test_a_finished_run_is_gone_by_the_time_its_result_arrives(mode: str) 
             assert text_of(await client.call_tool("ask", {})) == "accept"
             assert hitl.active_runs == 0
             assert hitl.pending_questions == 0
+
+
+async def test_anonymous_2026_07_28_callers_are_not_one_session_and_never_cancel_each_other() -> None:
+    """2026-07-28 has no sessions: `one_pending_per_session` applies per authenticated principal; two anonymous
+    clients (which the SDK cannot tell apart) each keep their question."""
+    server, hitl = new_server(one_pending_per_session=True)
+    outcomes: dict[str, str] = {}
+
+    @server.tool()
+    async def ask(name: str, ctx: Context) -> str:
+        result = await hitl.text(ctx, name)
+        outcomes[name] = result.data if isinstance(result, Accepted) else result.action
+        return outcomes[name]
+
+    first_asked, release = anyio.Event(), anyio.Event()
+
+    async def slow(context: Any, params: ElicitRequestParams) -> ElicitResult:
+        first_asked.set()
+        await release.wait()
+        return ElicitResult(action="accept", content={"value": "first answer"})
+
+    async def quick(context: Any, params: ElicitRequestParams) -> ElicitResult:
+        return ElicitResult(action="accept", content={"value": "second answer"})
+
+    async with (
+        Client(server, mode="auto", elicitation_callback=slow) as alice,
+        Client(server, mode="auto", elicitation_callback=quick) as bob,
+    ):
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(alice.call_tool, "ask", {"name": "first"})
+                await first_asked.wait()
+                await bob.call_tool("ask", {"name": "second"})
+                release.set()
+    assert outcomes == {"first": "first answer", "second": "second answer"}

@@ -86,3 +86,18 @@ async def test_a_returned_call_tool_result_crosses_real_http_unchanged(mode: str
     async with serve_http(with_elicitkit()) as url, Client(url, mode=mode, elicitation_callback=human) as client:
         got = await client.call_tool("deploy", {})
     assert as_json(got) == expected
+
+
+async def test_a_2025_11_25_task_s_result_names_its_task_under_related_task_and_keeps_everything_else() -> None:
+    """The one key the protocol sets (docs/hooks.md): `tasks/result` names the task it belongs to."""
+    from tests.channels.tasking import raw
+
+    human = ScriptedHuman(accept({"value": True}))
+    async with Client(with_elicitkit(), mode="legacy", elicitation_callback=human) as client:
+        created = await raw(client, "tools/call", {"name": "deploy", "arguments": {}, "task": {}})
+        task_id = created["task"]["taskId"]
+        got = await raw(client, "tasks/result", {"taskId": task_id})
+    expected = RESULT.model_dump(by_alias=True, exclude_none=True, mode="json")
+    expected.pop("resultType")  # (a 2026-07-28 field: the 2025-11-25 wire has none)
+    expected["_meta"]["io.modelcontextprotocol/related-task"] = {"taskId": task_id}
+    assert got == expected

@@ -88,8 +88,8 @@ class Asking:
         def convert(asked: Question, answer: Answer) -> ElicitationResult[Any]:
             if answer.action == "accept":
                 data = asked.data_of(answer.content)
-                return Accepted(data=data[FIELD] if unwrap else data, content=dict(answer.content))
-            return Declined() if answer.action == "decline" else Cancelled()
+                return Accepted(data=data[FIELD] if unwrap else data, content=dict(answer.content), meta=answer.meta)
+            return Declined(meta=answer.meta) if answer.action == "decline" else Cancelled(meta=answer.meta)
 
         return await self(ctx, question, limit, convert, rewritable=not unwrap)
 

@@ -150,4 +150,6 @@ class Audited:
                 facts["reason"] = result.reason
             elif outcome.error is not None:
                 facts["error"] = type(outcome.error).__name__
+            if result is not None and result.meta:
+                facts["meta"] = json.loads(json.dumps(result.meta, default=str))  # the `_meta` of the client's reply
             audit_log.info("question %s: %s", info.id, name, extra={"audit": facts})

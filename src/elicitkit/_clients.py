@@ -91,10 +91,15 @@ class ClientOverride:
 
 
 def declared_modes(caps: ClientCapabilities | None) -> frozenset[Mode]:
-    """The modes a capability object declares. A bare `elicitation: {}` means form."""
-    elicitation = caps.elicitation if caps is not None else None
-    if elicitation is None:
+    """The modes a capability object declares. A bare `elicitation: {}` means form; so does
+    `experimental.elicitation`, where clients from before elicitation was standard declare it."""
+    if caps is None:
         return _NONE
+    elicitation = caps.elicitation
+    if elicitation is None:
+        experimental = caps.experimental
+        early = experimental.get("elicitation") if isinstance(experimental, dict) else None
+        return _FORM if isinstance(early, dict) else _NONE
     if elicitation.url is None:
         return _FORM
     return _BOTH if elicitation.form is not None else _URL

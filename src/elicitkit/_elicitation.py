@@ -28,7 +28,7 @@ from elicitkit._results import ElicitationResult
 from elicitkit._schema.compile import compile_schema
 from elicitkit._servers import seam_for
 from elicitkit._timeouts import SERVER_DEFAULT, Timeout, check_seconds
-from elicitkit._urlmode import Links
+from elicitkit._urlmode import Links, Wait
 from elicitkit._web.app import PageIdentity
 from elicitkit._web.limits import DEFAULT_BODY_LIMITS, BodyLimits, bodies_first
 from elicitkit._web.tokens import LinkTokens
@@ -575,6 +575,7 @@ class Elicitation:
         timeout: Timeout = SERVER_DEFAULT,
         required_error: bool = False,
         elicitation_id: str | None = None,
+        wait: Wait = "accepted",
     ) -> ElicitationResult[None]:
         """Send the person to `url`; `Accepted` means they agreed to open it.
 
@@ -585,14 +586,44 @@ class Elicitation:
         2025-11-25, the input request's key on 2026-07-28); by default a random
         one. Give your own when the page behind `url` must know it.
 
+        With `wait="completed"` (for a page you host yourself), the client's
+        consent only acknowledges the link: the call returns `Accepted` once the
+        page says it is done with `hitl.complete(elicitation_id)` (on any node),
+        or `Declined`/`Cancelled` if the client refuses the link; on 2025-11-25
+        the client is then sent `notifications/elicitation/complete`.
+
         Raises:
-            ValueError: the URL is not https (or loopback http) or carries credentials, or the id is not 1 to
-                128 letters, digits, `-` and `_`.
+            ValueError: the URL is not https (or loopback http) or carries credentials, the id is not 1 to
+                128 letters, digits, `-` and `_`, or `wait` is neither "accepted" nor "completed".
             ElicitationNotSupported: the client cannot open links and the fallback does not apply.
         """
         return await self._links.elicit_url(
-            ctx, message, url, timeout=timeout, required_error=required_error, elicitation_id=elicitation_id
+            ctx,
+            message,
+            url,
+            timeout=timeout,
+            required_error=required_error,
+            elicitation_id=elicitation_id,
+            wait=wait,
         )
+
+    async def complete(self, elicitation_id: str, *, principal: str | None = None) -> bool:
+        """The page behind an `elicit_url(..., wait="completed")` link is done: the asking call returns `Accepted`.
+
+        Call it from your page's handler once the person finished there. The
+        question may be held by any node of the store: the completion reaches
+        it. `principal` is the authenticated principal the question was asked
+        under, needed only when the question is held by another node and callers
+        authenticate (elicitkit finds it itself for questions held here).
+
+        Returns:
+            True if this completed an open question; False if there was none to complete under that id (completed
+            already, expired, declined, asked without `wait="completed"`, or unknown): calling it twice is safe.
+
+        Raises:
+            ValueError: the id is not 1 to 128 letters, digits, `-` and `_`.
+        """
+        return await self._links.complete(elicitation_id, principal=principal)
 
     async def secure_form(
         self,

@@ -29,11 +29,14 @@ class Accepted(Generic[T]):
             TypedDict asked with, the single value for a helper such as
             `confirm`, or a dict for a raw schema.
         content: the answer exactly as it arrived on the wire.
+        meta: the `_meta` of the client's reply, when it carried one (not part of the answer: results compare
+            equal, and print, without it).
     """
 
     data: T
     content: dict[str, Any] = field(default_factory=dict[str, Any])
     action: Literal["accept"] = "accept"
+    meta: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
     @property
     def status(self) -> Literal["accept"]:
@@ -47,10 +50,12 @@ class Declined:
 
     Attributes:
         reason: why, when a hook declined on the person's behalf (None when the person declined).
+        meta: the `_meta` of the client's reply, when it carried one (results compare equal, and print, without it).
     """
 
     reason: str | None = None
     action: Literal["decline"] = "decline"
+    meta: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
     @property
     def status(self) -> Literal["decline"]:
@@ -60,9 +65,14 @@ class Declined:
 
 @dataclass(frozen=True, slots=True)
 class Cancelled:
-    """The person dismissed the question without choosing, or it was withdrawn."""
+    """The person dismissed the question without choosing, or it was withdrawn.
+
+    Attributes:
+        meta: the `_meta` of the client's reply, when it carried one (results compare equal, and print, without it).
+    """
 
     action: Literal["cancel"] = "cancel"
+    meta: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
     @property
     def status(self) -> Literal["cancel"]:

@@ -1,7 +1,8 @@
 """URL mode: links the person opens, on both eras, with elicitkit's own pages behind them (`Links`).
 
 - `elicit_url(ctx, message, url)` sends the person to any https URL; `accept`
-  means they agreed to open it, as the spec says.
+  means they agreed to open it, as the spec says; with `wait="completed"` it
+  returns once the page behind the URL says it is done (`complete`).
 - `secure_form(ctx, message, Model)` asks on elicitkit's own page, so secrets
   never pass through the MCP client or the model.
 - `url_flow(ctx, message, start)` runs a third-party flow (OAuth, payments)
@@ -13,7 +14,7 @@ from __future__ import annotations
 import ipaddress
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
 import anyio
@@ -37,9 +38,11 @@ from elicitkit._web.limits import CALLBACK_LIMIT, DEFAULT_BODY_LIMITS, BodyLimit
 from elicitkit._web.tokens import Link, LinkTokens
 from elicitkit.channels.base import Via
 
-__all__ = ["Links", "check_elicitation_id", "check_url"]
+__all__ = ["Links", "Wait", "check_elicitation_id", "check_url"]
 
 T = TypeVar("T")
+Wait = Literal["accepted", "completed"]
+"""When `elicit_url` returns: once the person agreed to open the link, or once the page behind it said it is done."""
 REDACTED = "**********"
 
 
@@ -138,10 +141,13 @@ class Links:
         timeout: Timeout = SERVER_DEFAULT,
         required_error: bool = False,
         elicitation_id: str | None = None,
+        wait: Wait = "accepted",
     ) -> ElicitationResult[None]:
         """`Elicitation.elicit_url`."""
         check_message(message)
         check_url(url)
+        if wait not in ("accepted", "completed"):
+            raise ValueError(f'wait must be "accepted" or "completed", not {wait!r}')
         question_id = (
             self.asking.question_id(ctx, message, "url")
             if elicitation_id is None
@@ -151,8 +157,20 @@ class Links:
             params = ElicitRequestURLParams(mode="url", message=message, url=url, elicitation_id=question_id)
             raise UrlElicitationRequiredError([params])
         limit = self.asking.limit(timeout)
-        question = self._url_question(message, url, _NO_FIELDS, limit, observable=False, question_id=question_id)
-        return await self.asking(ctx, question, limit, lambda _, answer: _outcome(answer.action, None, {}))
+        # Waiting for completion, the page behind `url` answers (`complete`), as elicitkit's own pages do: the
+        # client's consent only acknowledges the question.
+        observable = wait == "completed"
+        question = self._url_question(message, url, _NO_FIELDS, limit, observable=observable, question_id=question_id)
+        return await self.asking(ctx, question, limit, lambda _, answer: _outcome(answer.action, None, {}, answer.meta))
+
+    async def complete(self, elicitation_id: str, *, principal: str | None = None) -> bool:
+        """`Elicitation.complete`."""
+        check_elicitation_id(elicitation_id)
+        live = self.engine.registry.answerable.get(elicitation_id)
+        if live is not None and live.is_open:
+            principal = live.caller[0]  # asked here: whoever was asked, whatever the caller of `complete` says
+        reply = await self.engine.answers.page_answer(elicitation_id, principal, Answer("accept", {}))
+        return reply.status == "answered"
 
     async def secure_form(
         self,
@@ -170,10 +188,10 @@ class Links:
 
         def convert(_: Question, answer: Answer) -> ElicitationResult[Any]:
             if answer.action != "accept":
-                return _outcome(answer.action, None, {})
+                return _outcome(answer.action, None, {}, answer.meta)
             # Secrets stay inside SecretStr in `data`; `content` never carries them in the clear.
             content = {k: (REDACTED if k in form.secret_fields else v) for k, v in (answer.content or {}).items()}
-            return Accepted(data=to_data(form, answer.content), content=content)
+            return Accepted(data=to_data(form, answer.content), content=content, meta=answer.meta)
 
         chosen = self.asking.destination(via)
         if chosen is not None:
@@ -218,7 +236,7 @@ class Links:
 
         def convert(_: Question, answer: Answer) -> ElicitationResult[Any]:
             content = answer.content if isinstance(answer.content, Mapping) else {}
-            return _outcome(answer.action, {str(k): str(v) for k, v in content.items()}, dict(content))
+            return _outcome(answer.action, {str(k): str(v) for k, v in content.items()}, dict(content), answer.meta)
 
         return await self.asking(ctx, question, limit, convert)
 
@@ -250,9 +268,9 @@ def _link_expiry(limit: float) -> float:
     return time.time() + min(limit, LINK_LIFETIME_MAX)
 
 
-def _outcome(action: str, data: Any, content: dict[str, Any]) -> ElicitationResult[Any]:
+def _outcome(action: str, data: Any, content: dict[str, Any], meta: Any = None) -> ElicitationResult[Any]:
     if action == "accept":
-        return Accepted(data=data, content=content)
+        return Accepted(data=data, content=content, meta=meta)
     if action == "decline":
-        return Declined()
-    return Cancelled()
+        return Declined(meta=meta)
+    return Cancelled(meta=meta)

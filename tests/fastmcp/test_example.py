@@ -109,9 +109,11 @@ async def test_over_stdio_a_client_without_forms_is_asked_through_the_model(mode
 
 
 def docs_example(index: int) -> dict[str, Any]:
+    """The docs' block `index`, loaded without the `server.run()` it ends with (its server is driven here)."""
     blocks = re.findall(r"```python\n(.*?)```", (ROOT / "docs" / "fastmcp.md").read_text(), flags=re.S)
+    source = re.sub(r"\nserver\.run\([^\n]*\)\s*$", "\n", blocks[index])
     namespace: dict[str, Any] = {"__name__": f"fastmcp_docs_example_{index}"}
-    exec(compile(blocks[index], "docs/fastmcp.md", "exec"), namespace)
+    exec(compile(source, "docs/fastmcp.md", "exec"), namespace)
     return namespace
 
 

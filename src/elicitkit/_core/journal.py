@@ -47,12 +47,15 @@ class Entry:
     value: Any = None
     """A step's result; for an answer given on a human channel, who gave it ([channel, user id, name])."""
 
+    meta: Any = None
+    """For an answer, the `_meta` of the client's reply (None when it carried none)."""
+
     @classmethod
     def of_answer(cls, digest: str, answer: Answer, by: list[Any] | None = None) -> Entry:
-        return cls("answer", digest, answer.action, answer.content, value=by)
+        return cls("answer", digest, answer.action, answer.content, value=by, meta=answer.meta)
 
     def answer(self) -> Answer:
-        return Answer(self.action, self.content)
+        return Answer(self.action, self.content, self.meta)
 
 
 class Held(enum.Enum):

@@ -55,10 +55,12 @@ class Hosting(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """A person's reply as it came off the wire: action plus optional content."""
+    """A person's reply as it came off the wire: action plus optional content, and the reply's `_meta`."""
 
     action: str
     content: Any = None
+    meta: Any = None
+    """The `_meta` of the client's reply (an `ElicitResult`'s), when it carried one."""
 
 
 _ID = re.compile(r"[A-Za-z0-9_-]{1,128}")

@@ -404,5 +404,5 @@ def _parse_responses(raw: Any) -> dict[str, Answer]:
             result = ElicitResult.model_validate(value)
         except ValidationError:
             raise refusals.invalid_responses(f"inputResponses[{key!r}] is not a valid elicitation result") from None
-        answers[str(key)] = Answer(result.action, result.content)
+        answers[str(key)] = Answer(result.action, result.content, result.meta)
     return answers

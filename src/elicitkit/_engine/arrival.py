@@ -45,7 +45,7 @@ class Arrival(NamedTuple):
         return {
             "source": self.source,
             "principal": self.principal,
-            "answers": {key: [a.action, a.content] for key, a in self.answers.items()},
+            "answers": {key: [a.action, a.content, a.meta] for key, a in self.answers.items()},
             "claim": None if self.claim is None else [self.claim.text, self.claim.round],
             "run": self.run_id,
             "tool": self.tool,
@@ -58,7 +58,9 @@ class Arrival(NamedTuple):
         return cls(
             source=wire["source"],
             principal=wire["principal"],
-            answers={str(key): Answer(str(action), content) for key, (action, content) in wire["answers"].items()},
+            answers={
+                str(key): Answer(str(a[0]), a[1], a[2] if len(a) > 2 else None) for key, a in wire["answers"].items()
+            },
             claim=None if claim is None else Claim(str(claim[0]), round=bool(claim[1])),
             run_id=wire.get("run"),
             tool=wire.get("tool"),

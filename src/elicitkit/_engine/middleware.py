@@ -170,5 +170,8 @@ def _task_answers(responses: Any) -> dict[str, Answer]:
     answers = {}
     for key, raw in responses.items():
         if isinstance(raw, Mapping):
-            answers[str(key)] = Answer(str(raw.get("action", "cancel")), raw.get("content"))
+            meta = raw.get("_meta")
+            answers[str(key)] = Answer(
+                str(raw.get("action", "cancel")), raw.get("content"), dict(meta) if isinstance(meta, Mapping) else None
+            )
     return answers

@@ -280,6 +280,8 @@ class Records:
 
     def _sealed_entry(self, run_id: str, principal: str | None, seq: int, entry: Entry) -> bytes:
         value = {"k": entry.kind, "d": entry.digest, "a": entry.action, "c": entry.content, "v": entry.value}
+        if entry.meta is not None:
+            value["m"] = entry.meta
         return self._seal(principal, value, f"journal:{run_id}:{seq}", owned=False)
 
     async def record(self, run_id: str, principal: str | None, seq: int, entry: Entry) -> bool:
@@ -294,7 +296,12 @@ class Records:
             if value is None:
                 raise TamperedRecord(f"journal entry {seq} of run {run_id} failed authentication")
             entries[seq] = Entry(
-                kind=value["k"], digest=value["d"], action=value["a"], content=value["c"], value=value["v"]
+                kind=value["k"],
+                digest=value["d"],
+                action=value["a"],
+                content=value["c"],
+                value=value["v"],
+                meta=value.get("m"),
             )
         return entries
 

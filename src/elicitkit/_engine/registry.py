@@ -54,7 +54,12 @@ class Registry:
             del self.answerable[key]
 
     def claim_session(self, question: Question) -> None:
-        """Make `question` its session's one open question; the previous one is cancelled."""
+        """Make `question` its session's one open question; the previous one is cancelled.
+
+        (A 2026-07-28 caller's session is its authenticated principal. An anonymous one has none: the protocol has
+        no sessions, and the SDK gives every request a connection of its own and all of them one shared outbound,
+        so anything taken for a session would make every anonymous caller one, cancelling each other's questions.)
+        """
         key = question.caller[1]
         if key is None:
             return

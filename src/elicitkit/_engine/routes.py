@@ -146,7 +146,7 @@ class NativeRoute:
             raise ElicitationClientError(exc.error.code, exc.error.message) from None
         except ValidationError:
             return None
-        return Answer(result.action, result.content)
+        return Answer(result.action, result.content, result.meta)
 
 
 class MrtrRoute:
@@ -205,7 +205,7 @@ class HandlerRoute:
             message, schema = question.wire_message, question.schema.wire
             pending = PendingQuestion(question.id, message, schema, question.expires_wall())
             result = await self.policy.fallback(ctx, pending)
-            ruling = await self.door.reply("handler", run, question, Answer(result.action, result.content))
+            ruling = await self.door.reply("handler", run, question, Answer(result.action, result.content, result.meta))
             if not question.is_open:
                 return
             if ruling is Ruling.ACKNOWLEDGES:
