@@ -15,7 +15,6 @@ from elicitkit._asking import Asking
 from elicitkit._clients import ClientOverride
 from elicitkit._core.kinds import Mode, RouteName, Stage, new_id
 from elicitkit._crypto import PlainSealer, Sealer, secret_ring
-from elicitkit._deployment import warn_if_several_nodes
 from elicitkit._engine.engine import Engine
 from elicitkit._engine.policy import Policy
 from elicitkit._engine.stages import StageName
@@ -192,8 +191,6 @@ class Elicitation:
         sealer: Sealer | PlainSealer = ring if ring is not None else PlainSealer()
         the_store, broker = store_and_broker(store, broker)
         shared = not isinstance(broker, MemoryBroker)
-        if store is None:
-            warn_if_several_nodes()
         if ring is not None:
             _mcp.use_request_state_keys(lowlevel, ring.request_state_keys())
         elif shared:
