@@ -24,6 +24,9 @@ accept: its problems refuse the answer as the schema's would (the person is
 asked again; the model is told what is wrong). It cannot let through an answer
 the type cannot hold, since the tool gets an instance of its type.
 
+A question given its own id (`elicit_url(..., elicitation_id=...)`) is not
+generated, so `generate_id` hooks do not see it.
+
 Stage hooks are plain functions, called inside the engine's own steps (a
 validation runs where the door rules on an answer): no `async def`. A
 replacement that raises fails closed (the question is not asked, or the
