@@ -154,6 +154,18 @@ async def test_with_a_secret_no_argument_message_schema_or_answer_is_stored_in_t
     assert markers.found_in(stored) == []
 
 
+@pytest.mark.parametrize("variable", SECRET_VARIABLES[1:])
+async def test_a_frontmcp_deployments_secret_variable_alone_seals_what_is_stored(
+    variable: str, mode: str, tmp_path: Path, redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in (*SECRET_VARIABLES, "ELICITKIT_SECRET_FILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv(variable, SECRET)
+    markers = Markers()
+    stored = await stored_while_waiting("sqlite", markers, mode, tmp_path, redis_server.url)
+    assert markers.found_in(stored) == []
+
+
 @pytest.mark.parametrize("store", ["sqlite", "redis"])
 async def test_in_plaintext_on_purpose_the_same_reading_finds_them_which_is_why_production_needs_a_secret(
     store: str, tmp_path: Path, redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
