@@ -12,7 +12,7 @@ from mcp import Client
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, InputRequiredResult
 
-from elicitkit import Elicitation, Problem, QuestionInfo, StageEvent
+from elicitkit import Accepted, Elicitation, Problem, QuestionInfo, StageEvent
 from elicitkit.channels.base import Responder, Via
 from elicitkit.testing import ScriptedHuman, accept
 from tests.channels.recording import RecordingChannel
@@ -270,3 +270,58 @@ async def test_a_channels_verdict_lists_every_problem_of_a_field_under_its_name(
         assert (await channel.desk.reply(prompt.token, Responder("slack", "U1"), "accept", {"note": "ok"})).ok
     assert too_long.problems == {"note": "must be at most 20 characters"}  # the type refused it: no stage verdict
     assert mentions.problems == {"note": "must not mention prod; must name a change ticket"}
+
+
+async def test_a_replaced_validate_holds_for_an_answer_taken_from_a_stored_question(tmp_path: Path) -> None:
+    """The run is not live on the node the answer reaches (its node is gone, or it hibernated): the answer is
+    taken from the question's record, and the stage rules on it there as it would on a live question."""
+    verdicts: list[tuple[str, tuple[str, ...]]] = []
+
+    def node() -> MCPServer:
+        server = MCPServer("stages")  # alike on every node, so requestState opens on each
+        hitl = Elicitation(
+            server, store=f"sqlite:///{tmp_path / 'state.db'}", secret="stages-record-secret-0123456789ab"
+        )
+
+        @server.tool()
+        async def ship(ctx: Context) -> str:
+            ticket = await hitl.text(ctx, "Change ticket?")
+            return ticket.data if isinstance(ticket, Accepted) else ticket.status
+
+        @hitl.stage("validate")
+        def change_tickets_only(question: QuestionInfo, content: dict[str, Any]) -> list[Problem]:
+            assert question.message == "Change ticket?"
+            return [] if content["value"].startswith("CHG-") else [Problem(["value"], "must be a change ticket")]
+
+        hitl.after_stage("validate")(
+            lambda e: verdicts.append((e.question_id or "", tuple(p.message for p in e.problems)))
+        )
+        return server
+
+    one, two = node(), node()  # no broker between them: the second takes the run over from the store
+    async with (
+        Client(one, mode="auto", elicitation_callback=ScriptedHuman()) as first,
+        Client(two, mode="auto", elicitation_callback=ScriptedHuman()) as second,
+    ):
+        asked = await first.session.call_tool("ship", {}, allow_input_required=True)
+        assert isinstance(asked, InputRequiredResult)
+        [key] = asked.input_requests or {}
+        again = await second.session.call_tool(
+            "ship",
+            {},
+            input_responses={key: accept({"value": "tomorrow"})},
+            request_state=asked.request_state,
+            allow_input_required=True,
+        )
+        assert isinstance(again, InputRequiredResult)  # refused: asked again, not handed to the tool
+        [key_again] = again.input_requests or {}
+        done = await second.session.call_tool(
+            "ship",
+            {},
+            input_responses={key_again: accept({"value": "CHG-7"})},
+            request_state=again.request_state,
+            allow_input_required=True,
+        )
+    assert isinstance(done, CallToolResult) and text_of(done) == "CHG-7"
+    assert verdicts[0] == (key, ("must be a change ticket",))
+    assert verdicts[-1][1] == ()

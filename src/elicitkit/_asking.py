@@ -18,6 +18,7 @@ from elicitkit._audit import Audited
 from elicitkit._core.kinds import Answer, Mode, Stage, new_id
 from elicitkit._engine.engine import Engine
 from elicitkit._engine.question import Asked, Question
+from elicitkit._engine.records import QuestionRecord
 from elicitkit._engine.run import Run
 from elicitkit._engine.stages import StageEvent
 from elicitkit._errors import InvalidElicitationContent
@@ -43,6 +44,7 @@ class Asking:
         self.engine = engine
         self.hooks = hooks
         self.stages = engine.stages
+        self.stages.describe_record = lambda record, key: _record_info(record, key, node)
         self.node = node
         self.timeout = timeout
         """Seconds to wait unless a call says otherwise (None: no limit)."""
@@ -247,3 +249,10 @@ class _Exchange:
         answer = await self.asking.engine.asker.ask(self.ctx, self.run, self.question, self.limit, self.rctx)
         reviewed = hooks.before_answer(self.describe(), self.convert(self.question, answer))
         return await reviewed if pending(reviewed) else reviewed
+
+
+def _record_info(record: QuestionRecord, key: str, node: str) -> QuestionInfo:
+    """A stored question as hooks see one (for the `validate` stage, when its run is not live here)."""
+    asked = Asked(key, record.message, record.form(), mode=record.mode, secret_fields=record.secret)
+    question = Question(asked, record.expires_at)
+    return QuestionInfo(question, tool=record.tool, run_id=record.run_id, principal=record.principal, node=node)

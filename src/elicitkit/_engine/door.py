@@ -158,9 +158,11 @@ class Door:
             return taken
         rulings = taken.rulings
         found: _Found = {}
-        watching = self.stages.lookups_watched
+        watching, checking = self.stages.lookups_watched, self.stages.validation_hooked
         for key, answer in arrival.answers.items():
             question = target.find(key)
+            if checking and isinstance(question, QuestionRecord):
+                question = self.stages.checked(question, key)
             if watching:
                 found_it = question is not None
                 self.stages.tell(

@@ -20,7 +20,8 @@ def audit(event: StageEvent) -> None:
   replaceable; watchers learn the owner `node` and whether it took them (`delivered`).
 
 A replaced `validate` decides about answers the schema and the tool's type
-accept: its problems refuse the answer as the schema's would (the person is
+accept, wherever the answer is taken (a live question, or the stored one of a
+hibernated run or of a node that is gone): its problems refuse the answer as the schema's would (the person is
 asked again; the model is told what is wrong). It cannot let through an answer
 the type cannot hold, since the tool gets an instance of its type.
 
@@ -42,8 +43,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeVar, get_args
 
-from elicitkit._core.kinds import Mode, is_id, new_id
+from elicitkit._core.kinds import Answer, Mode, is_id, new_id
 from elicitkit._engine.arrival import Arrival
+from elicitkit._engine.records import QuestionRecord
 from elicitkit._errors import ElicitationVetoed, InvalidElicitationContent, Problem
 
 __all__ = ["IdMaker", "StageEvent", "StageName", "Stages", "Validator"]
@@ -107,6 +109,8 @@ class Stages:
         """Whether `validate` is replaced or watched."""
         self.lookups_watched = False
         self.publishing_watched = False
+        self.describe_record: Callable[[QuestionRecord, str], Any] | None = None
+        """How the front shows a stored question to a `validate` replacement (its `QuestionInfo`)."""
 
     def replace(self, stage: StageName, fn: Callable[..., Any]) -> None:
         _check(stage, fn)
@@ -191,6 +195,23 @@ class Stages:
             self.tell(StageEvent("generate_id", made, principal))
         return made
 
+    def checked(self, record: QuestionRecord, key: str) -> QuestionRecord:
+        """`record`, whose answers the `validate` stage rules on too: an answer taken from a stored question (its
+        run hibernated, or its node gone) is held to the same rules as one a live question takes."""
+
+        def problems(answer: Answer) -> InvalidElicitationContent | None:
+            found = record.problems(answer)
+            if answer.action != "accept" or record.content_private:
+                return found
+            if found is None and self.validator is not None and self.describe_record is not None:
+                found = self.validate(self.describe_record(record, key), dict(answer.content or {}))
+            if self.watched("validate"):
+                problems = () if found is None else tuple(found.problems)
+                self.tell(StageEvent("validate", key, record.principal, record.run_id, problems=problems))
+            return found
+
+        return _Checked(record, problems)
+
     def validate(self, question: Any, content: dict[str, Any]) -> InvalidElicitationContent | None:
         """The replaced `validate`'s verdict on content the tool's type holds; a failure refuses the answer."""
         assert self.validator is not None
@@ -203,6 +224,21 @@ class Stages:
             logger.error("elicitkit: the validate stage failed, so the answer is refused", exc_info=exc)
             return InvalidElicitationContent([Problem("", "the answer could not be checked")])
         return InvalidElicitationContent(problems) if problems else None
+
+
+class _Checked(QuestionRecord):
+    """A stored question with the `validate` stage added to its check (the door reads it as any record)."""
+
+    __slots__ = ("_problems",)
+    _problems: Callable[[Answer], InvalidElicitationContent | None]
+
+    def __init__(self, record: QuestionRecord, problems: Callable[[Answer], InvalidElicitationContent | None]) -> None:
+        for name in QuestionRecord.__dataclass_fields__:
+            object.__setattr__(self, name, getattr(record, name))
+        object.__setattr__(self, "_problems", problems)
+
+    def problems(self, answer: Answer) -> InvalidElicitationContent | None:
+        return self._problems(answer)
 
 
 def _check(stage: str, fn: Callable[..., Any]) -> None:
