@@ -20,10 +20,11 @@ def audit(event: StageEvent) -> None:
   replaceable; watchers learn the owner `node` and whether it took them (`delivered`).
 
 A replaced `validate` decides about answers the schema and the tool's type
-accept, wherever the answer is taken (a live question, or the stored one of a
-hibernated run or of a node that is gone): its problems refuse the answer as the schema's would (the person is
-asked again; the model is told what is wrong). It cannot let through an answer
-the type cannot hold, since the tool gets an instance of its type.
+accept, wherever the answer is taken (a live question, or the stored one of
+a hibernated run or of a node that is gone): its problems refuse the answer
+as the schema's would (the person is asked again; the model is told what is
+wrong). It cannot let through an answer the type cannot hold, since the tool
+gets an instance of its type.
 
 A question given its own id (`elicit_url(..., elicitation_id=...)`) is not
 generated, so `generate_id` hooks do not see it.
