@@ -153,7 +153,7 @@ async def allow(page: Page, link: str) -> None:
 async def fill_valid(page: Page) -> None:
     await page.get_by_label("Service").fill("checkout")
     await page.get_by_label("Replicas").fill("8")
-    await page.get_by_label("Region").select_option("us")
+    await page.get_by_label("America (Virginia)").check()
     await page.get_by_label("Canary first").uncheck()
     await page.get_by_label("lint").check()
     await page.get_by_label("e2e").check()
@@ -246,6 +246,12 @@ async def test_a_third_party_flow_in_chromium_comes_back_through_the_callback_wi
     assert result.structured_content == {"code": CODE}
 
 
+# The pictures in docs/img: each page in the light and the dark scheme, the form and its error state also on a phone.
+SHOTS = {"": ("light", 1280), "-dark": ("dark", 1280), "-phone": ("light", 375), "-phone-dark": ("dark", 375)}
+EVERY_SIZE = tuple(SHOTS)
+DESKTOP_ONLY = ("", "-dark")
+
+
 async def test_screenshots_of_every_page(browser: Browser, desk: Desk, provider: str, tmp_path: Path) -> None:
     """Screenshots every page; with ELICITKIT_SCREENSHOTS=1 they replace docs/img/*.png (shown in the README)."""
     IMG = DOCS_IMG if os.environ.get("ELICITKIT_SCREENSHOTS") == "1" else tmp_path
@@ -253,40 +259,46 @@ async def test_screenshots_of_every_page(browser: Browser, desk: Desk, provider:
     page = await new_page(browser, height=240)  # a full-page shot is never shorter than the viewport
     shots: list[str] = []
 
-    async def shoot(name: str) -> None:
-        await page.screenshot(path=IMG / name, full_page=True)
-        shots.append(name)
+    async def shoot(name: str, variants: tuple[str, ...] = DESKTOP_ONLY) -> None:
+        for suffix in variants:
+            scheme, width = SHOTS[suffix]
+            await page.emulate_media(color_scheme=scheme)  # type: ignore[arg-type]
+            await page.set_viewport_size({"width": width, "height": 240})
+            await page.screenshot(path=IMG / f"{name}{suffix}.png", full_page=True)
+            shots.append(f"{name}{suffix}.png")
+        await page.emulate_media(color_scheme="light")
+        await page.set_viewport_size({"width": 640, "height": 240})
 
     async def person(link: str) -> None:
         await page.goto(link)
         await expect(page.locator("h1")).to_have_text(MESSAGE)
-        await shoot("secure-form.png")
+        await shoot("secure-form", EVERY_SIZE)
 
         # Switch off the browser's checks (the pages have no script; the test may run one) to show the server's.
         await page.evaluate("document.querySelector('form').noValidate = true")
         await page.get_by_label("Service").fill("x")
         await page.get_by_label("Replicas").fill("500")
         await page.get_by_role("button", name="Submit").click()
-        await expect(page.locator(".error").first).to_be_visible()
-        assert await page.locator(".error").count() >= 4  # service, replicas, checks, deploy key
+        await expect(page.locator(".error-summary")).to_be_focused()
+        assert await page.locator(".error-message").count() >= 4  # service, replicas, region, checks, deploy key
         await expect(page.get_by_label("Replicas")).to_have_value("500")  # the entry comes back for fixing
-        await shoot("validation-errors.png")
+        await shoot("validation-errors", EVERY_SIZE)
 
         await fill_valid(page)
         await page.get_by_role("button", name="Submit").click()
         await expect(page.locator("h1")).to_have_text("Thank you")
-        await shoot("thank-you.png")
+        await shoot("thank-you")
 
         forged = link.rsplit("/", 1)[0] + "/AAAAforged-by-someone-else0123456789abcdefghijklmnop"
         response = await page.goto(forged)
         assert response is not None
         assert response.status == 400
         await expect(page.locator("h1")).to_have_text("This link cannot be used")
-        await shoot("invalid-link.png")
+        await shoot("invalid-link")
 
     async def consenting(link: str) -> None:
         await allow(page, link)
-        await shoot("callback-done.png")
+        await shoot("callback-done")
 
     form = await desk.call("legacy", "deploy", {}, person)
     flow = await desk.call("legacy", "connect", {"provider": provider}, consenting)
@@ -294,11 +306,8 @@ async def test_screenshots_of_every_page(browser: Browser, desk: Desk, provider:
     assert flow.structured_content == {"code": CODE}
     assert not form.is_error
     assert shots == [
-        "secure-form.png",
-        "validation-errors.png",
-        "thank-you.png",
-        "invalid-link.png",
-        "callback-done.png",
+        *(f"{name}{suffix}.png" for name in ("secure-form", "validation-errors") for suffix in EVERY_SIZE),
+        *(f"{name}{suffix}.png" for name in ("thank-you", "invalid-link", "callback-done") for suffix in DESKTOP_ONLY),
     ]
     for name in shots:
         assert (IMG / name).read_bytes().startswith(b"\x89PNG"), name

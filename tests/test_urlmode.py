@@ -56,12 +56,12 @@ class Account(BaseModel):
 
 
 SECRET = "sk-live-zebra-4242-quokka"
-# What the person types, as the browser posts it (the hidden "false" precedes a ticked checkbox).
+# What the person types, as the browser posts it ("renew", a yes/no without a default, is two radios).
 GOOD: dict[str, str | list[str]] = {
     "owner": "quokka-holdings",
     "seats": "73519",
     "plan": "ultraviolet",
-    "renew": ["false", "true"],
+    "renew": "true",
     "api_key": SECRET,
 }
 
@@ -203,9 +203,10 @@ class Page(HTMLParser):
             self.controls.append((tag, found))
             if tag != "option" and found.get("name") not in (None, "ek:csrf"):
                 self._field = found["name"]
-        if tag == "p" and found.get("class") == "error":
-            self._error_for = self._field
-            self.errors.setdefault(self._field or "", [])
+        if tag == "p" and found.get("class") == "error-message":
+            # `f-<name>-error`: the message is linked to its field by id (and the field to it, aria-describedby).
+            self._error_for = (found.get("id") or "").removeprefix("f-").removesuffix("-error")
+            self.errors.setdefault(self._error_for, [])
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "select":
@@ -214,8 +215,8 @@ class Page(HTMLParser):
             self._error_for = None
 
     def handle_data(self, data: str) -> None:
-        if self._error_for is not None:
-            self.errors[self._error_for].append(data)
+        if self._error_for is not None and data.strip() not in ("", "Error:"):  # the hidden "Error:" for readers
+            self.errors[self._error_for].append(data.strip())
 
     def find(self, tag: str, **attrs: str) -> list[dict[str, str | None]]:
         return [a for t, a in self.controls if t == tag and all(a.get(k) == v for k, v in attrs.items())]
@@ -396,11 +397,15 @@ async def test_a_post_that_breaks_the_constraints_is_shown_again_with_errors_and
         broken = {**GOOD, "owner": "q" * 40, "seats": "7", "plan": "platinum"}
         again = Page(await press(scene.browser, link, page, "accept", broken))
         assert again.response.status_code == 422, again.response.text
+        # In the page's own words, from the schema (never the validator's), each linked from the error summary.
         assert again.errors == {
-            "owner": ["must be at most 24 characters"],
-            "seats": ["must be at least 1000"],
-            "plan": ["must be one of basic, ultraviolet"],
+            "owner": ["Owner must be between 2 and 24 characters"],
+            "seats": ["Seats must be between 1000 and 99999"],
+            "plan": ["Choose plan from the options shown"],
         }
+        assert "<title>Error: Your account details, please</title>" in again.response.text
+        assert '<a href="#f-owner">Owner must be between 2 and 24 characters</a>' in again.response.text
+        assert '<a href="#f-api_key">Type api_key again</a>' in again.response.text  # what was typed is gone
         assert SECRET not in again.response.text
         assert "value" not in again.one("input", name="api_key")
         assert_open(hitl, call, answers)
@@ -436,13 +441,12 @@ async def test_the_form_renders_every_field_type_with_its_defaults_and_secrets_a
     assert (name["type"], name["value"], name["maxlength"]) == ("text", "Ada", "30")
     age = page.one("input", name="age")
     assert (age["type"], age["value"], age["min"], age["max"]) == ("number", "36", "18", "99")
-    options = page.find("option", select="plan")
-    # A field with a default is optional: it can be left blank.
-    assert [(o["value"], "selected" in o) for o in options] == [
-        ("", False),
-        ("free", False),
-        ("pro", True),
-        ("team", False),
+    plans = page.find("input", name="plan")
+    # A short choice is radios; with a default, that one is chosen (and leaving it is the default again).
+    assert [(o["type"], o["value"], "checked" in o) for o in plans] == [
+        ("radio", "free", False),
+        ("radio", "pro", True),
+        ("radio", "team", False),
     ]
     newsletter = page.one("input", name="newsletter", type="checkbox")
     assert "checked" in newsletter

@@ -35,6 +35,8 @@ from mcp_types import (
     ElicitResult,
     ErrorData,
     Implementation,
+    ListRootsRequest,
+    ListRootsResult,
     ToolAnnotations,
 )
 from mcp_types.methods import INPUT_REQUIRED_METHODS, MONOLITH_REQUESTS, validate_client_request
@@ -257,6 +259,24 @@ def _at_least_mrtr(protocol_version: str) -> bool:
 
 def capabilities(rctx: ServerRequestContext[Any, Any]) -> ClientCapabilities | None:
     return rctx.session.client_capabilities
+
+
+async def list_roots(rctx: ServerRequestContext[Any, Any]) -> list[str] | None:
+    """The `file://` URIs of the roots the client names (2025-11-25's `roots/list`); None when it cannot be
+    asked (it declared no roots, or the request is 2026-07-28's, which has no server-to-client requests)."""
+    caps = rctx.session.client_capabilities
+    if is_mrtr(rctx.protocol_version) or caps is None or caps.roots is None:
+        return None
+    # The request itself, not the SDK's deprecated `list_roots` wrapper (roots are deprecated as of 2026-07-28).
+    result = await rctx.session.send_request(ListRootsRequest(), ListRootsResult)
+    return [str(root.uri) for root in result.roots]
+
+
+def client_extensions(rctx: ServerRequestContext[Any, Any]) -> dict[str, Any]:
+    """The extensions the client declares (`capabilities.extensions`), by name."""
+    caps = rctx.session.client_capabilities
+    extensions = caps.extensions if caps is not None else None
+    return dict(extensions) if isinstance(extensions, dict) else {}
 
 
 def client_info(rctx: ServerRequestContext[Any, Any]) -> Implementation | None:

@@ -317,12 +317,19 @@ async def test_an_invalid_answer_comes_back_with_the_problems_by_the_fields_and_
 
         invalid = await alice.answer(details, **(DETAILS | {"service": "x", "replicas": "500"}))
         assert invalid.status_code == 422
-        assert "Your answer was not sent: fix the fields marked below." in invalid.text
-        section = invalid.text.split(f'id="{details.id}"', 1)[1]
-        service = section.split('id="' + details.id + '-service"', 1)[1].split("</div>", 1)[0]
-        replicas = section.split('id="' + details.id + '-replicas"', 1)[1].split("</div>", 1)[0]
-        assert 'class="error"' in service
-        assert 'class="error"' in replicas
+        assert "<title>Error: Your questions (1)</title>" in invalid.text
+        assert "Your answer to “Release details” was not sent." in invalid.text
+        # The error summary links to each field; each field says what to do, in words written from its schema.
+        scope = details.id
+        assert f'<a href="#{scope}-service">Service must be between 2 and 40 characters</a>' in invalid.text
+        assert f'<a href="#{scope}-replicas">Replicas must be between 1 and 64</a>' in invalid.text
+        section = invalid.text.split(f'id="{scope}"', 1)[1]
+        for name, message in (("service", "Service must be between 2"), ("replicas", "Replicas must be between 1")):
+            assert f'<p class="error-message" id="{scope}-{name}-error">' in section
+            control = section.split(f'<input id="{scope}-{name}"', 1)[1].split(">", 1)[0]
+            assert f'aria-describedby="{scope}-{name}-error" aria-invalid="true"' in control
+            assert message in section
+        replicas = section.split(f'<input id="{scope}-replicas"', 1)[1].split(">", 1)[0]
         assert 'value="500"' in replicas  # the entry comes back for fixing
         assert [q.message for q in await alice.questions()] == ["Release details"]
 
@@ -501,7 +508,10 @@ async def test_every_field_type_renders_as_a_control_and_its_answer_reaches_the_
         question = await alice.arrival(events, "Every type")
         page = (await alice.http.get("/elicit/inbox")).text
         scope = question.id
-        assert f'<input type="checkbox" id="{scope}-ok" name="ok" value="true">' in page
+        # A yes/no without a default is two radios, neither chosen; short choices are radios, none chosen.
+        assert f'<input type="radio" id="{scope}-ok" name="ok" value="true">' in page
+        assert f'<input type="radio" id="{scope}-ok-2" name="ok" value="false">' in page
+        assert f'<input type="radio" id="{scope}-ok-3" name="ok" value="" checked>' in page  # "No answer"
         for name, control in {
             "name": 'type="text"',
             "mail": 'type="email"',
@@ -512,9 +522,11 @@ async def test_every_field_type_renders_as_a_control_and_its_answer_reaches_the_
             "count": 'type="number"',
         }.items():
             assert re.search(f'<input id="{scope}-{name}" name="{name}"[^>]*{control}', page), name
-        assert f'<select id="{scope}-env" name="env"' in page
-        assert '<option value="us">USA</option>' in page
-        assert page.count('type="checkbox" name="tags"') == 2
+        assert f'<input type="radio" id="{scope}-env" name="env" value="dev">' in page
+        assert f'<label for="{scope}-zone-2">USA</label>' in page
+        assert f'<label for="{scope}-name">name</label>' in page  # required: no mark
+        assert f'<label for="{scope}-mail">mail <span class="optional">(optional)</span></label>' in page
+        assert len(re.findall(f'type="checkbox" id="{scope}-tags(-2)?" name="tags"', page)) == 2
         assert "Team X" in page
         answer = {
             "ok": "true",
@@ -562,11 +574,10 @@ def test_secret_fields_are_password_inputs_never_prefilled_and_field_ids_are_uni
         secret_fields=("key",),
     )
     view = question_view(prompt, values={"key": "typed", "note": "n"}, now=4_000_000_000 - 300)
-    key, note = view.fields
-    assert key.attributes["type"] == "password"
-    assert key.attributes["value"] is None
-    assert key.id == "q-Q1-key"
-    assert note.attributes == {"type": "text", "value": "n"}
+    assert '<input id="q-Q1-key" name="key" type="password" autocomplete="off">' in view.fields
+    assert "leak" not in view.fields
+    assert "typed" not in view.fields
+    assert '<input id="q-Q1-note" name="note" type="text" value="n">' in view.fields
     assert view.expires_text == "expires at 07:06 UTC (in 5 minutes)"
 
 

@@ -4,7 +4,7 @@ The person opens their inbox before any question exists; tools then ask, and
 the questions appear on the open page without a reload (the page's script
 listens to the inbox's Server-Sent Events). A form being filled keeps what was
 typed when another question arrives. Submitting returns the typed answer to
-the tool. With ELICITKIT_SCREENSHOTS=1 the test saves docs/img/web-inbox.png.
+the tool. With ELICITKIT_SCREENSHOTS=1 the test saves docs/img/web-inbox.png and web-inbox-dark.png.
 """
 
 from __future__ import annotations
@@ -77,13 +77,16 @@ async def test_questions_appear_in_the_open_inbox_without_a_reload_and_the_answe
                     assert loads == [page.url]  # both questions came in without a reload
 
                     await page.get_by_label("Replicas").fill("8")
-                    await page.get_by_label("Region").select_option("us")
+                    await page.get_by_label("us", exact=True).check()
                     await page.get_by_label("lint").check()
                     await page.get_by_label("e2e").check()
                     await page.get_by_label("Canary first").uncheck()
                     if os.environ.get("ELICITKIT_SCREENSHOTS") == "1":
                         SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
                         await page.screenshot(path=SCREENSHOT, full_page=True)
+                        await page.emulate_media(color_scheme="dark")
+                        await page.screenshot(path=SCREENSHOT.with_name("web-inbox-dark.png"), full_page=True)
+                        await page.emulate_media(color_scheme="light")
 
                     deploy_form = page.locator("section.question", has_text="Deploy checkout")
                     await deploy_form.get_by_role("button", name="Submit").click()

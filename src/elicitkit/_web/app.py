@@ -34,8 +34,8 @@ from starlette.routing import Route
 
 from elicitkit._core.kinds import Answer
 from elicitkit._engine.answers import PageQuestion, PageReply
-from elicitkit._errors import InvalidElicitationContent
 from elicitkit._web.forms import CONTROLS, page_controls, parse_form
+from elicitkit._web.messages import WHOLE, explain
 from elicitkit._web.pages import CSP, error_page, form_page, message_page, stylesheet
 from elicitkit._web.tokens import InvalidLink, Link, LinkTokens
 from elicitkit.channels.base import Responder
@@ -214,7 +214,9 @@ class Pages:
         reply = await self.questions.page_answer(link.question_id, link.principal, Answer(str(action), content), by)
         if reply.status == "refused":
             assert reply.problems is not None
-            errors = _by_field(reply.problems)
+            # The page says what to do in its own words, from the schema; never the validator's text.
+            paths = [problem.dotted for problem in reply.problems.problems]
+            errors = explain(found.schema.wire, content, paths) or {"": WHOLE}
             return self._render(request, link, found, binding, status=422, values=content, errors=errors)
         if reply.status == "closed":
             return self._error(request, _GONE, 410)
@@ -231,7 +233,7 @@ class Pages:
         *,
         status: int,
         values: dict[str, Any] | None = None,
-        errors: dict[str, list[str]] | None = None,
+        errors: dict[str, str] | None = None,
     ) -> Response:
         response = self._html(
             request,
@@ -290,10 +292,3 @@ class Pages:
 def _csrf_of(binding: str) -> str:
     """The form's hidden CSRF value: derived from the browser's binding, so the page never shows the cookie."""
     return hashlib.sha256(b"elicitkit/v1/csrf\0" + binding.encode()).hexdigest()
-
-
-def _by_field(exc: InvalidElicitationContent) -> dict[str, list[str]]:
-    problems: dict[str, list[str]] = {}
-    for problem in exc.problems:
-        problems.setdefault(problem.field, []).append(problem.message)
-    return problems

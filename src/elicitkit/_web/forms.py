@@ -6,6 +6,9 @@ question (message, titles, descriptions, choices, defaults). The browser
 enforces each constraint it can (`required`, `minlength`, `maxlength`, `min`,
 `max`, input types); the server validates the answer again regardless. Fields
 listed in `secret` render as password inputs and are never pre-filled.
+Nothing is chosen for the person: a single choice without a default has no
+option selected (radios for short lists, an empty first option for long
+ones), and a yes/no without a default is two radios, neither ticked.
 
 The page's own controls (`CONTROLS`: the CSRF value, the pressed button, the
 inbox's question token) are posted beside the fields under a prefix no schema
@@ -22,7 +25,17 @@ from typing import Any, Literal
 from elicitkit._schema.choices import options_of
 from elicitkit._schema.restricted import PAGE_CONTROLS
 
-__all__ = ["CONTROLS", "Controls", "FieldView", "field_views", "page_controls", "parse_form", "typed_number"]
+__all__ = [
+    "CONTROLS",
+    "RADIOS_UP_TO",
+    "Controls",
+    "FieldView",
+    "Control",
+    "field_views",
+    "page_controls",
+    "parse_form",
+    "typed_number",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,11 +67,21 @@ def page_controls(posted: Iterable[tuple[str, Any]]) -> dict[str, str] | None:
 
 
 _INPUT_TYPES = {"email": "email", "uri": "url", "date": "date", "date-time": "datetime-local"}
+_YES_NO = [("true", "Yes"), ("false", "No")]
+RADIOS_UP_TO = 5
+"""A single choice of at most this many options is a set of radios (every option in sight); a longer one, a
+`<select>` whose first option is empty, so nothing is chosen for the person."""
+
+Control = Literal["check", "yesno", "radios", "select", "multi", "input"]
 
 
 @dataclass(frozen=True, slots=True)
 class FieldView:
-    """What the template needs to render one field."""
+    """What a page (or a chat channel's form) needs to show one field.
+
+    `kind` is what the field is (a yes/no, a single or multi choice, an input); `control` is how elicitkit's
+    pages show it. `clearable` choices offer "No answer" (the field is optional and has no default).
+    """
 
     name: str
     label: str
@@ -66,17 +89,61 @@ class FieldView:
     required: bool
     value: Any
     help: str | None
-    errors: Sequence[str]
+    error: str | None = None
+    """What to do about this field, in plain words (`messages.explain`), after a refused answer."""
+    again: bool = False
+    """A secret field on a refused answer's page: what was typed is never sent back, so it must be typed again."""
     options: list[tuple[str, str]] = field(default_factory=list)
     chosen: frozenset[str] = frozenset()
-    limits: list[str] = field(default_factory=list)
+    """The options chosen, as the form posts them (a boolean's as "true" or "false")."""
+    clearable: bool = False
+    defaulted: bool = False
+    """The schema gives a default."""
+    limits: str | None = None
     """A multi-select's bounds, in words."""
     attributes: dict[str, Any] = field(default_factory=dict)
     """An `<input>`'s type and the constraints the browser enforces."""
+    scope: str = "f"
+    """Prefixes the field's element ids: unique on a page that shows several questions."""
+
+    @property
+    def control(self) -> Control:
+        """How the page shows the field: a boolean with a default is one checkbox (`check`), one without is Yes
+        and No radios, neither chosen (`yesno`); a single choice is radios up to `RADIOS_UP_TO` options, else a
+        `select` whose first option is empty; a multi-select is checkboxes."""
+        if self.kind == "boolean":
+            return "check" if self.defaulted else "yesno"
+        if self.kind == "select":
+            return "radios" if len(self.options) <= RADIOS_UP_TO else "select"
+        return self.kind
+
+    @property
+    def choices(self) -> list[tuple[str, str]]:
+        """The options a page offers: a boolean's are Yes and No."""
+        return _YES_NO if self.kind == "boolean" else self.options
 
     @property
     def id(self) -> str:
-        return f"f-{self.name}"
+        """The id of the field's control (its first radio or checkbox): labels and the error summary point here."""
+        return f"{self.scope}-{self.name}"
+
+    @property
+    def hint_id(self) -> str | None:
+        return f"{self.id}-hint" if self.help or self.limits else None
+
+    @property
+    def error_id(self) -> str | None:
+        return f"{self.id}-error" if self.error else None
+
+    @property
+    def again_id(self) -> str | None:
+        return f"{self.id}-again" if self.again else None
+
+    @property
+    def described_by(self) -> str | None:
+        """The ids of the hint, the note to type a secret again and the error, for `aria-describedby`."""
+        ids = [i for i in (self.hint_id, self.again_id, self.error_id) if i]
+        return " ".join(ids) or None
 
 
 def typed_number(raw: str, kind: str) -> Any:
@@ -97,40 +164,55 @@ def typed_number(raw: str, kind: str) -> Any:
 def field_views(
     schema: Mapping[str, Any],
     values: Mapping[str, Any] | None = None,
-    errors: Mapping[str, Sequence[str]] | None = None,
+    errors: Mapping[str, str] | None = None,
     secret: Collection[str] = (),
+    scope: str = "f",
 ) -> list[FieldView]:
-    """A view of every property, pre-filled with `values` (else the defaults; never for secret fields)."""
+    """A view of every property, pre-filled with `values` (else the defaults; never for secret fields).
+
+    `errors` are the plain-words messages of a refused answer, by field (`messages.explain`); on that page a
+    secret field says it must be typed again.
+    """
     required = set(schema.get("required", []))
+    refused = bool(errors)
     views = []
     for name, prop in schema.get("properties", {}).items():
-        value = None if name in secret else (values or {}).get(name, prop.get("default"))
+        hidden = name in secret
+        value = None if hidden else (values or {}).get(name, prop.get("default"))
         common = {
             "name": name,
             "label": prop.get("title") or name,
             "required": name in required,
             "value": value,
             "help": prop.get("description"),
-            "errors": (errors or {}).get(name, ()),
+            "error": (errors or {}).get(name),
+            "again": hidden and refused,
+            "scope": scope,
         }
-        views.append(_view(prop, name in secret, common))
+        views.append(_view(prop, hidden, common))
     return views
 
 
 def _view(prop: Mapping[str, Any], secret: bool, common: dict[str, Any]) -> FieldView:
     kind = prop.get("type", "string")
+    # Nothing to fall back on when left unanswered: the person must be able to leave it so.
+    common |= {"defaulted": "default" in prop, "clearable": not common["required"] and "default" not in prop}
     if kind == "boolean":
-        return FieldView(kind="boolean", **common)
+        value = common["value"]
+        chosen = frozenset() if value is None else frozenset({"true" if value is True else "false"})
+        return FieldView(kind="boolean", chosen=chosen, **common)
     if kind == "array":
-        limits = [
+        bounds = [
             f"{word} {prop[key]}" for word, key in (("at least", "minItems"), ("at most", "maxItems")) if key in prop
         ]
         chosen = frozenset(common["value"] or ())
         options = options_of(prop.get("items", {})) or []
+        limits = f"Choose {' and '.join(bounds)}." if bounds else None
         return FieldView(kind="multi", options=options, chosen=chosen, limits=limits, **common)
     choices = options_of(prop)
     if choices:
-        return FieldView(kind="select", options=choices, **common)
+        chosen = frozenset() if common["value"] is None else frozenset({common["value"]})
+        return FieldView(kind="select", options=choices, chosen=chosen, **common)
     value = common["value"]
     attributes: dict[str, Any] = {}
     if kind in ("integer", "number"):

@@ -31,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 import hmac
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -40,6 +40,7 @@ from importlib.resources import files
 from typing import Any, Protocol, runtime_checkable
 
 import anyio
+from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -47,8 +48,9 @@ from starlette.routing import Route
 from elicitkit._errors import ElicitationError
 from elicitkit._schema.choices import options_of
 from elicitkit._web.app import PageIdentity
-from elicitkit._web.forms import CONTROLS, FieldView, field_views, page_controls, parse_form
-from elicitkit._web.pages import CSP, _templates, message_page
+from elicitkit._web.forms import CONTROLS, page_controls, parse_form
+from elicitkit._web.messages import WHOLE, explain
+from elicitkit._web.pages import CSP, _templates, fields_html, message_page, problems_of, render_summary
 from elicitkit._web.tokens import InvalidLink, Link, LinkTokens
 from elicitkit.channels.base import Desk, Prompt, Responder, Verdict
 
@@ -117,17 +119,6 @@ class Index(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
-class _ScopedField(FieldView):
-    """A field whose element id is unique on a page that shows several questions."""
-
-    scope: str = ""
-
-    @property
-    def id(self) -> str:
-        return f"{self.scope}-{self.name}"
-
-
-@dataclass(frozen=True, slots=True)
 class QuestionView:
     """What the list template needs to show one question and its form."""
 
@@ -137,8 +128,12 @@ class QuestionView:
     tool: str | None
     expires_iso: str
     expires_text: str
-    fields: list[FieldView]
-    errors: Sequence[str] = ()
+    fields: Markup
+    """The form's fields, rendered (`pages.fields_html`)."""
+    problems: list[tuple[str | None, str]] = dataclasses.field(default_factory=list)
+    """A refused answer's error summary lines (`pages.problems_of`); empty otherwise."""
+    error: str | None = None
+    """A refused answer's problem with the answer as a whole."""
 
 
 def unrenderable(schema: Mapping[str, Any]) -> str | None:
@@ -155,15 +150,16 @@ def unrenderable(schema: Mapping[str, Any]) -> str | None:
 def question_view(
     prompt: Prompt,
     values: Mapping[str, Any] | None = None,
-    problems: Mapping[str, Sequence[str]] | None = None,
+    problems: Iterable[str] | None = None,
     now: float | None = None,
 ) -> QuestionView:
-    """`prompt` as the list shows it; `values` and `problems` re-show an answer that was refused."""
+    """`prompt` as the list shows it; `values` and `problems` (the paths refused) re-show a refused answer."""
     scope = f"q-{prompt.id}"
-    views = field_views(prompt.schema, values, problems, prompt.secret_fields)
-    scoped: list[FieldView] = [
-        _ScopedField(**{f.name: getattr(view, f.name) for f in dataclasses.fields(view)}, scope=scope) for view in views
-    ]
+    errors: dict[str, str] = {}
+    if problems is not None:
+        # The page's own words, from the schema; never the validator's text.
+        errors = explain(prompt.schema, values, problems) or {"": WHOLE}
+    fields, views = fields_html(prompt.schema, values, errors, prompt.secret_fields, scope)
     expires = datetime.fromtimestamp(prompt.expires_at, UTC)
     return QuestionView(
         id=scope,
@@ -172,8 +168,9 @@ def question_view(
         tool=prompt.tool,
         expires_iso=expires.isoformat().replace("+00:00", "Z"),
         expires_text=_remaining(prompt.expires_at - (time.time() if now is None else now), expires),
-        fields=scoped,
-        errors=(problems or {}).get("", ()),
+        fields=fields,
+        problems=problems_of(views, errors),
+        error=errors.get(""),
     )
 
 
@@ -189,13 +186,6 @@ def _remaining(seconds: float, at: datetime) -> str:
 @cache
 def script() -> str:
     return files("elicitkit._web").joinpath("static", "inbox.js").read_text(encoding="utf-8")
-
-
-def _by_field(problems: Mapping[str, str]) -> dict[str, list[str]]:
-    found: dict[str, list[str]] = {}
-    for path, message in problems.items():
-        found.setdefault(path.split(".")[0], []).append(message)
-    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,9 +273,8 @@ class InboxPages:
             notice = _Notice(verdict.message, ok=True)
             return await self._inbox(request, principal, notice=notice, hide=prompt.id)
         if verdict.status == "invalid":
-            problems = _by_field(verdict.problems) or {"": [verdict.message]}
-            refused = question_view(prompt, content, problems)
-            notice = _Notice("Your answer was not sent: fix the fields marked below.", ok=False)
+            refused = question_view(prompt, content, verdict.problems.keys())
+            notice = _Notice(f"Your answer to \u201c{prompt.message}\u201d was not sent.", ok=False)
             return await self._inbox(request, principal, notice=notice, refused=refused, status=422)
         status = 403 if verdict.status == "not_approver" else 410
         return await self._inbox(request, principal, notice=_Notice(verdict.message, ok=False), status=status)
@@ -318,7 +307,11 @@ class InboxPages:
             body = _templates().get_template("inbox_list.html").render(**context)
         else:
             context |= {
-                "title": f"Your questions ({len(views)})" if views else "Your questions",
+                "title": ("Error: " if notice is not None and not notice.ok else "")
+                + (f"Your questions ({len(views)})" if views else "Your questions"),
+                "summary": None
+                if notice is None or notice.ok
+                else render_summary([] if refused is None else refused.problems, notice.text),
                 "css": f"{root}/elicit/static/style.css",
                 "script": f"{root}/elicit/static/inbox.js",
                 "list_url": f"{root}/elicit/inbox?part=list",

@@ -42,6 +42,7 @@ ASK = "ask"
 PROGRESS = "progress"  # MCP_PROGRESS_STREAM: mcp-bash's notifications/progress lines
 LOG = "log"  # MCP_LOG_STREAM: notifications/message lines
 ERROR = "tool.error"  # MCP_TOOL_ERROR_FILE: mcp_fail's JSON-RPC error
+RESOURCES = "tool.resources"  # MCP_TOOL_RESOURCES_FILE: the files mcp_result_text_with_resource embeds
 CANCELLED = "cancelled"  # MCP_CANCEL_FILE: there once the call is cancelled
 _MAX_LINE = 64 * 1024
 _REPLY_WAIT = 10.0  # seconds an asker may take to read a reply larger than a pipe holds
@@ -88,17 +89,28 @@ class CallFolder:
         return self.path / ERROR
 
     @property
+    def resources_file(self) -> Path:
+        return self.path / RESOURCES
+
+    @property
     def cancel_file(self) -> Path:
         return self.path / CANCELLED
 
     def tool_error(self) -> bytes | None:
         """What `mcp_fail` wrote to the error file, if anything (never read through a link)."""
+        return self._written(ERROR)
+
+    def resources(self) -> bytes | None:
+        """The files the tool asked to embed in its result, as it listed them (never read through a link)."""
+        return self._written(RESOURCES)
+
+    def _written(self, name: str) -> bytes | None:
         try:
-            return self.files.read(ERROR)
+            return self.files.read(name)
         except FileNotFoundError:
             return None
         except (Refused, OSError) as exc:
-            logger.warning("shell tool: ignored %s: %s", ERROR, exc)
+            logger.warning("shell tool: ignored %s: %s", name, exc)
             return None
 
     def mark_cancelled(self) -> None:

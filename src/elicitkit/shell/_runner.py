@@ -2,12 +2,12 @@
 
 The script runs in its own process group, in the project folder, with
 mcp-bash's environment (arguments in `MCP_TOOL_ARGS_JSON`, the SDK in
-`MCP_SDK`, the elicitation files) plus elicitkit's ask FIFO. Its stdout is the
-result: a CallToolResult as mcp-bash's `mcp_result_success` prints it, or
-plain text. A non-zero exit is an error result carrying stderr's tail; a
-`mcp_fail` (the tool error file) is the JSON-RPC error it names. Cancelling
-the call terminates the process group (SIGTERM, then SIGKILL), and a script
-killed mid-question leaves nothing pending: its questions are withdrawn.
+`MCP_SDK`, the elicitation files, the roots, the resources file, and the
+server's own `MCP_*` / `MCPBASH_*` settings) plus elicitkit's ask FIFO. A
+script without the executable bit runs through its `#!` program, or bash.
+What its output becomes is `_results`' job. Cancelling the call terminates
+the process group (SIGTERM, then SIGKILL), and a script killed mid-question
+leaves nothing pending: its questions are withdrawn.
 
 The tool's own time limit counts the script's running time only: while a
 person is being asked, the clock stops.
@@ -31,9 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import ByteReceiveStream, Process
-from mcp.shared.exceptions import MCPError
-from mcp_types import CallToolResult, TextContent
-from pydantic import ValidationError
+from mcp_types import CallToolResult
 
 from elicitkit import _mcp
 from elicitkit._mcp import ToolContext
@@ -42,6 +40,8 @@ from elicitkit.shell._channel import CallFolder
 from elicitkit.shell._folder import ShellTool
 from elicitkit.shell._handoff import MOVED as SECRETS
 from elicitkit.shell._questions import Reply, ShellQuestion, ask
+from elicitkit.shell._results import Finished, timed_out, tool_result
+from elicitkit.shell._roots import Root, roots_env, roots_for
 from elicitkit.shell._streams import Notifications
 
 if TYPE_CHECKING:
@@ -53,6 +53,8 @@ logger = logging.getLogger("elicitkit.shell")
 
 SDK_DIR = Path(__file__).resolve().parent / "sdk"
 # What a tool sees of the server's environment unless the server inherits it whole (mcp-bash's "minimal").
+_ENV_PAYLOAD_LIMIT = 64 * 1024  # mcp-bash's MCPBASH_ENV_PAYLOAD_THRESHOLD default
+_UI_EXTENSION = "io.modelcontextprotocol/ui"  # MCP Apps: mcp_client_supports_ui
 _MINIMAL_ENV = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TERM")
 
 
@@ -63,6 +65,7 @@ class Options:
     timeout: float | None = None  # a tool's running time unless its metadata says timeoutSecs; None: no limit
     question_timeout: Timeout = SERVER_DEFAULT  # how long a question waits unless the script says
     file_question_timeout: float = 30.0  # mcp-bash's helpers give up after 30 s (MCPBASH_ELICITATION_TIMEOUT)
+    mcp_bash: bool = False  # a failing script fails the call as mcp-bash fails it (a JSON-RPC error)
     inherit_env: bool = False
     env: Mapping[str, str] | None = None  # added to every tool's environment
     max_output: int = 10 * 1024 * 1024
@@ -79,19 +82,26 @@ async def run_tool(
     ctx: ToolContext,
 ) -> CallToolResult:
     """Run `tool` once with `arguments`, asking its questions through `hitl`, and return its result."""
+    project = tool.project or project
+    roots = await roots_for(ctx, project, os.environ)
     folder = CallFolder()
     clock = _Clock(tool.timeout if tool.timeout is not None else options.timeout)
     try:
-        env = _environment(hitl, tool, project, options, arguments, ctx, folder)
-        process = await anyio.open_process(
-            [str(tool.script)],
-            cwd=project,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,  # its own process group, so everything it started goes with it
-        )
+        env = _environment(hitl, tool, project, options, arguments, ctx, folder) | roots_env(roots)
         try:
-            return await _supervise(hitl, tool, options, ctx, folder, process, clock)
+            process = await anyio.open_process(
+                tool.command,
+                cwd=project,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,  # its own process group, so everything it started goes with it
+            )
+        except OSError as exc:  # its #! program is missing, say: the tool's fault, told as a failed start
+            said = f"{tool.command[0]} could not be started ({exc.strerror}; is the program on its #! line installed?)"
+            done = Finished(tool.name, 127, "", said)
+            return tool_result(done, mcp_bash=options.mcp_bash, roots=roots)
+        try:
+            return await _supervise(hitl, tool, options, ctx, folder, process, clock, roots)
         finally:
             with anyio.CancelScope(shield=True):
                 await _end_group(process, options.kill_grace, folder)
@@ -107,6 +117,7 @@ async def _supervise(
     folder: CallFolder,
     process: Process,
     clock: _Clock,
+    roots: list[Root],
 ) -> CallToolResult:
     async def asker(question: ShellQuestion) -> Reply:
         # mcp-bash's helpers stop waiting after 30 s; the question is withdrawn with them.
@@ -132,9 +143,17 @@ async def _supervise(
         tg.cancel_scope.cancel()  # the script is done: withdraw whatever it left asking
     await notifications.flush()  # lines written just before it exited
     if clock.scope.cancelled_caught:
-        limit = clock.limit or 0
-        return _error(f"Tool {tool.name} timed out after {limit:g} seconds", stderr.text(), exit_code=None)
-    return _result(tool, process.returncode, stdout, stderr, folder)
+        return timed_out(tool.name, clock.limit or 0, stderr.text())
+    done = Finished(
+        tool.name,
+        process.returncode,
+        stdout.text(),
+        stderr.text(),
+        overflowed=stdout.limit if stdout.overflowed else None,
+        tool_error=folder.tool_error(),
+        resources=folder.resources(),
+    )
+    return tool_result(done, mcp_bash=options.mcp_bash, roots=roots)
 
 
 def _environment(
@@ -146,22 +165,21 @@ def _environment(
     ctx: ToolContext,
     folder: CallFolder,
 ) -> dict[str, str]:
-    base = dict(os.environ) if options.inherit_env else {k: os.environ[k] for k in _MINIMAL_ENV if k in os.environ}
+    base = dict(os.environ) if options.inherit_env else {k: v for k, v in os.environ.items() if _passed_on(k)}
     # elicitkit's secrets (and where the file holding them is) are never handed to a tool, whatever the
     # server inherits: they open everything elicitkit stored.
     env = {k: v for k, v in base.items() if k not in SECRETS} | dict(options.env or {})
     env["PATH"] = _with_own_bin(env.get("PATH", os.defpath))
     jq = shutil.which("jq") or shutil.which("gojq")
     meta = _wire_meta(ctx)
+    rctx = _mcp.request_context(ctx)
     env.update(
         {
             "MCP_SDK": str(SDK_DIR),
             "MCP_TOOL_NAME": tool.name,
             "MCP_TOOL_PATH": str(tool.script),
-            "MCP_TOOL_ARGS_JSON": json.dumps(arguments, ensure_ascii=False),
-            "MCP_TOOL_METADATA_JSON": json.dumps(tool.metadata, ensure_ascii=False),
-            "MCP_TOOL_META_JSON": json.dumps(meta, ensure_ascii=False),
             "MCP_TOOL_ERROR_FILE": str(folder.error_file),
+            "MCP_TOOL_RESOURCES_FILE": str(folder.resources_file),
             "MCP_CANCEL_FILE": str(folder.cancel_file),
             "MCP_PROGRESS_STREAM": str(folder.progress_fifo),
             "MCP_LOG_STREAM": str(folder.log_fifo),
@@ -171,6 +189,7 @@ def _environment(
             "MCP_ELICIT_REQUEST_FILE": str(folder.request_file),
             "MCP_ELICIT_RESPONSE_FILE": str(folder.response_file),
             "MCPBASH_PROJECT_ROOT": str(project),
+            "MCPBASH_CLIENT_SUPPORTS_UI": "1" if _UI_EXTENSION in _mcp.client_extensions(rctx) else "0",
             "MCPBASH_MODE": "full" if jq else "minimal",
             "MCPBASH_JSON_TOOL": os.path.basename(jq) if jq else "none",
             "MCPBASH_JSON_TOOL_BIN": jq or "",
@@ -178,7 +197,24 @@ def _environment(
             "ELICITKIT_CALL_DIR": str(folder.path),
         }
     )
+    for name, value in (("ARGS", arguments), ("METADATA", tool.metadata), ("META", meta)):
+        env.update(_payload(folder, name, json.dumps(value, ensure_ascii=False)))
     return env
+
+
+def _payload(folder: CallFolder, name: str, text: str) -> dict[str, str]:
+    """`MCP_TOOL_<name>_JSON`, or past 64 KiB (a variable may hold 128 KiB at most) `MCP_TOOL_<name>_FILE`
+    naming a file in the call's folder, as mcp-bash hands large payloads over; the SDK reads either."""
+    if len(text.encode("utf-8")) <= _ENV_PAYLOAD_LIMIT:
+        return {f"MCP_TOOL_{name}_JSON": text}
+    file = f"tool.{name.lower()}.json"
+    folder.files.write_atomically(file, text)
+    return {f"MCP_TOOL_{name}_JSON": "", f"MCP_TOOL_{name}_FILE": str(folder.path / file)}
+
+
+def _passed_on(name: str) -> bool:
+    """A variable a tool sees in mcp-bash's minimal environment: the basics and the MCP_* / MCPBASH_* settings."""
+    return name in _MINIMAL_ENV or name.startswith(("MCP_", "MCPBASH_"))
 
 
 def _with_own_bin(path: str) -> str:
@@ -198,56 +234,6 @@ def _wire_meta(ctx: ToolContext) -> dict[str, Any]:
     params = _mcp.request_context(ctx).params
     meta = params.get("_meta") if isinstance(params, dict) else None
     return dict(meta) if isinstance(meta, dict) else {}
-
-
-def _result(
-    tool: ShellTool, code: int | None, stdout: _Capture, stderr: _Capture, folder: CallFolder
-) -> CallToolResult:
-    failure = _tool_error(folder.tool_error())
-    if failure is not None:
-        raise failure
-    if stdout.overflowed:
-        return _error(f"Tool {tool.name} printed more than {stdout.limit} bytes", stderr.text(), exit_code=code)
-    text = stdout.text()
-    if code != 0:
-        return _error(text.strip() or f"Tool {tool.name} exited with status {code}", stderr.text(), exit_code=code)
-    return _success(tool, text)
-
-
-def _success(tool: ShellTool, text: str) -> CallToolResult:
-    stripped = text.strip()
-    parsed: Any = None
-    if stripped.startswith(("{", "[")):
-        with contextlib.suppress(json.JSONDecodeError):
-            parsed = json.loads(stripped)
-    if isinstance(parsed, dict) and isinstance(parsed.get("content"), list):
-        # A CallToolResult, as mcp-bash's mcp_result_success / mcp_result_error print it.
-        with contextlib.suppress(ValidationError):
-            return CallToolResult.model_validate(parsed)
-    if parsed is not None and tool.output_schema is not None and isinstance(parsed, dict):
-        return CallToolResult(content=[TextContent(type="text", text=stripped)], structured_content=parsed)
-    return CallToolResult(content=[TextContent(type="text", text=text)] if text else [])
-
-
-def _error(message: str, stderr: str, *, exit_code: int | None) -> CallToolResult:
-    text = message if not stderr.strip() or stderr.strip() in message else f"{message}\n{stderr.rstrip()}"
-    meta: dict[str, Any] = {} if exit_code is None else {"exitCode": exit_code}
-    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True, _meta=meta or None)
-
-
-def _tool_error(written: bytes | None) -> MCPError | None:
-    """`mcp_fail CODE MESSAGE [DATA]`: mcp-bash answers the call with that JSON-RPC error."""
-    if written is None:
-        return None
-    try:
-        body = json.loads(written)
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        return None
-    code = body.get("code") if isinstance(body, dict) else None
-    message = body.get("message") if isinstance(body, dict) else None
-    if isinstance(code, int) and not isinstance(code, bool) and isinstance(message, str):
-        return MCPError(code=code, message=message, data=body.get("data"))
-    return None
 
 
 async def _end_group(process: Process, grace: float, folder: CallFolder) -> None:

@@ -13,7 +13,8 @@ from mcp.server.mcpserver import MCPServer
 from elicitkit._crypto import secret_ring
 from elicitkit._elicitation import DEFAULT_SESSION_IDLE_TIMEOUT, Elicitation
 from elicitkit._timeouts import SERVER_DEFAULT, Timeout
-from elicitkit.shell import add_shell_tools
+from elicitkit.shell._add import add_project
+from elicitkit.shell._project import find_project
 from elicitkit.stores import durable_store
 
 __all__ = ["serve"]
@@ -42,8 +43,17 @@ def serve(
     environment `elicitkit serve` was started with, its secrets included,
     which its own no longer holds.
     """
+    project = find_project(folder)  # a folder that cannot be served is refused before anything starts
     ring = secret_ring(None, store=durable_store(store), plaintext_store=plaintext_store, environ=environ)
-    server = MCPServer(name or Path(folder).resolve().name or "shell-tools")
+    info = project.server
+    server = MCPServer(
+        name or info.name or Path(folder).resolve().name or "shell-tools",
+        title=info.title,
+        description=info.description,
+        instructions=info.instructions,
+        website_url=info.website_url,
+        version=info.version or "",
+    )
     hitl = Elicitation(
         server,
         store=store,
@@ -53,7 +63,8 @@ def serve(
         public_url=public_url,
         session_idle_timeout=session_idle_timeout,
     )
-    tools = add_shell_tools(hitl, folder, timeout=timeout, question_timeout=question_timeout, inherit_env=inherit_env)
+    add_project(hitl, project, timeout=timeout, question_timeout=question_timeout, inherit_env=inherit_env)
+    tools = project.tools
     say = f"elicitkit serve: {len(tools)} tool(s) from {folder}: {', '.join(t.name for t in tools) or '(none)'}"
     print(say, file=sys.stderr, flush=True)
     if http is None:

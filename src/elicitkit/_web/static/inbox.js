@@ -33,7 +33,9 @@
       previous = added;
     });
     var count = list.querySelectorAll("section.question").length;
-    document.title = count ? "Your questions (" + count + ")" : "Your questions";
+    // A page that shows a refused answer's error summary keeps saying so in its title.
+    var prefix = document.getElementById("error-summary") ? "Error: " : "";
+    document.title = prefix + (count ? "Your questions (" + count + ")" : "Your questions");
     list.dispatchEvent(new CustomEvent("inbox:updated", { detail: { count: count } }));
   }
 
