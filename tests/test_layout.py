@@ -83,6 +83,9 @@ WIDE = {
     # The object users hold: one documented method per feature of the public API, each a call into the part that
     # does the work (`Asking`, `Links`, `Hooks`, the engine). Splitting it would only scatter the API.
     "elicitkit._elicitation": 760,
+    # Every way an answer arrives (a retry, the model, a task, a page, a channel, another node), each branch saying
+    # what became of it: to its caller, and to the `lookup_pending` and `publish` stage watchers.
+    "elicitkit._engine.answers": 410,
 }
 
 

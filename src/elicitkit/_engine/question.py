@@ -34,6 +34,8 @@ MAX_ATTEMPTS = 3
 Watcher = Callable[["Question", Stage], Awaitable[None] | None]
 """Told once per stage a question reaches on its route (the front's hooks and audit); it returns something to
 await only when there is (an async hook)."""
+Validate = Callable[[Any, "InvalidElicitationContent | None"], "InvalidElicitationContent | None"]
+"""Rules on accepted content after the schema and the type: (content, what they found) to the final verdict."""
 
 
 class Asker(Protocol):
@@ -83,6 +85,7 @@ class Question:
         "_refusals",
         "_run",
         "_scope",
+        "_validate",
         "_watcher",
         "answer",
         "caller",
@@ -138,6 +141,7 @@ class Question:
         self._watcher: Watcher | None = None
         self._reached: tuple[Stage, ...] = ()
         self._checked: tuple[Any, Any] | None = None
+        self._validate: Validate | None = None
         self._answered: Wake | None = None
 
     # -- what was asked ----------------------------------------------------------------
@@ -192,6 +196,11 @@ class Question:
             found: Any = to_data(self.schema, answer.content)
         except InvalidElicitationContent as problems:
             found = problems
+        validate = self._validate
+        if validate is not None:
+            verdict = validate(answer.content, found if isinstance(found, InvalidElicitationContent) else None)
+            if verdict is not None:
+                found = verdict
         self._checked = (answer.content, found)
         return found if isinstance(found, InvalidElicitationContent) else None
 
@@ -250,6 +259,10 @@ class Question:
 
     def watch(self, watcher: Watcher | None) -> None:
         self._watcher = watcher
+
+    def validate_with(self, validate: Validate | None) -> None:
+        """Have `validate` rule on every accepted answer after the schema and the type (the `validate` stage)."""
+        self._validate = validate
 
     async def reached(self, stage: Stage) -> None:
         """The route got the question to `stage`; the watcher hears of each stage once."""

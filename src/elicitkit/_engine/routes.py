@@ -314,7 +314,7 @@ class Asker:
             ):
                 await self._close_record(run, question)
         if question.answer is None:
-            raise ElicitationTimeout(timeout)
+            raise ElicitationTimeout(timeout, question.id)
         if question.failure is not None:
             raise question.failure
         if route is self.native and question.observable:
