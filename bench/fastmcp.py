@@ -52,21 +52,18 @@ never a failing exit code. Expect +-10% run to run on a busy 2-core machine.
 from __future__ import annotations
 
 import argparse
-import gc
 import logging
 import os
 import platform
-import statistics
 import sys
 import time
 import warnings
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any, Literal
 
 import anyio
+from _paired import Call, Comparison, Variant, interleave, loop_call, single_calls
 from mcp_types import (
     ElicitRequest,
     ElicitRequestFormParams,
@@ -158,61 +155,13 @@ def elicitkit_server() -> FastMCP:
 # -- measurement ---------------------------------------------------------------
 
 
-def _check(result: Any, expected: int, label: str) -> None:
-    if result.is_error or result.structured_content != {"result": expected}:
-        raise RuntimeError(f"{label}: unexpected tool result {result!r}")
+def calls_of(client: Client) -> Call:
+    """fastmcp's client calls a tool and hands back an error result instead of raising (as the SDK's does)."""
 
+    async def call(tool: str, arguments: dict[str, Any]) -> Any:
+        return await client.call_tool(tool, arguments, raise_on_error=False)
 
-async def loop_call(client: Client, n: int, label: str) -> float:
-    """One call that asks n questions; µs per elicitation."""
-    gc.collect()
-    start = time.perf_counter_ns()
-    result = await client.call_tool("loop", {"n": n}, raise_on_error=False)
-    elapsed = time.perf_counter_ns() - start
-    _check(result, n, label)
-    return elapsed / n / 1000
-
-
-async def single_calls(client: Client, n: int, label: str) -> float:
-    """n calls that each ask one question; µs per elicitation (= per call)."""
-    results = []
-    gc.collect()
-    start = time.perf_counter_ns()
-    for _ in range(n):
-        results.append(await client.call_tool("once", {}, raise_on_error=False))
-    elapsed = time.perf_counter_ns() - start
-    for result in results:
-        _check(result, 1, label)
-    return elapsed / n / 1000
-
-
-@dataclass
-class Variant:
-    era: str
-    impl: str  # "fastmcp" | "elicitkit"
-    label: str
-    sample: Callable[[int], Awaitable[float]]
-    samples: list[float] = field(default_factory=list)
-
-    @property
-    def median(self) -> float:
-        return statistics.median(self.samples)
-
-
-@dataclass
-class Comparison:
-    era: str
-    elicitkit: Variant
-    fastmcp: Variant
-
-    @property
-    def paired(self) -> list[float]:
-        return [e / f for e, f in zip(self.elicitkit.samples, self.fastmcp.samples, strict=True)]
-
-    @property
-    def ratio(self) -> float:
-        """Median of the per-repeat elicitkit/fastmcp ratios."""
-        return statistics.median(self.paired)
+    return call
 
 
 async def bench(n: int, repeats: int) -> tuple[list[Variant], list[Comparison]]:
@@ -228,7 +177,7 @@ async def bench(n: int, repeats: int) -> tuple[list[Variant], list[Comparison]]:
                 raise RuntimeError(f"expected protocol {era}, negotiated {client.protocol_version}")
 
         def variant(era: str, impl: str, label: str, client: Client, sample: Any) -> Variant:
-            return Variant(era, impl, label, lambda k: sample(client, k, f"{era} {impl} {label}"))
+            return Variant(era, impl, label, lambda k: sample(calls_of(client), k, f"{era} {impl} {label}"))
 
         variants = [
             plain_loop := variant(LEGACY, "fastmcp", "ctx.elicit x N, one call", plain_legacy, loop_call),
@@ -236,12 +185,7 @@ async def bench(n: int, repeats: int) -> tuple[list[Variant], list[Comparison]]:
             guard := variant(MODERN, "fastmcp", "guard pattern, 1 per call", plain_modern, single_calls),
             kit_once := variant(MODERN, "elicitkit", "hitl.elicit, 1 per call", kit_modern, single_calls),
         ]
-        for v in variants:  # warm up: caches, schema builds, first-call paths
-            await v.sample(n)
-            await v.sample(n)
-        for r in range(repeats):
-            for v in variants if r % 2 == 0 else reversed(variants):
-                v.samples.append(await v.sample(n))
+        await interleave(variants, n, repeats)
         return variants, [Comparison(LEGACY, kit_loop, plain_loop), Comparison(MODERN, kit_once, guard)]
 
 
@@ -265,7 +209,7 @@ def report(variants: list[Variant], comparisons: list[Comparison], n: int, repea
     for c in comparisons:
         paired = c.paired
         verdict = "met" if c.ratio <= GOAL else "MISSED"
-        print(f"{c.era}  {c.ratio:.3f}  (range {min(paired):.3f}..{max(paired):.3f}; goal <= {GOAL:.1f}: {verdict})")
+        print(f"{c.name}  {c.ratio:.3f}  (range {min(paired):.3f}..{max(paired):.3f}; goal <= {GOAL:.1f}: {verdict})")
     print(f"total {seconds:.1f} s")
     return max(c.ratio for c in comparisons)
 

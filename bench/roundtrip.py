@@ -74,18 +74,16 @@ run, which is why the medians and the paired ratios are what count.
 from __future__ import annotations
 
 import argparse
-import gc
 import logging
 import os
 import platform
-import statistics
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib.metadata import version
 from typing import Annotated, Any, Literal
 
 import anyio
+from _paired import Comparison, Variant, interleave, loop_call, single_calls
 from mcp import Client
 from mcp.client.session import ClientRequestContext
 from mcp.server.elicitation import render_elicitation_schema
@@ -186,74 +184,11 @@ def elicitkit_server(hooks: int = 0) -> MCPServer[Any]:
 # -- measurement ---------------------------------------------------------------
 
 
-def _check(result: Any, expected: int, label: str) -> None:
-    if result.is_error or result.structured_content != {"result": expected}:
-        raise RuntimeError(f"{label}: unexpected tool result {result!r}")
-
-
-async def loop_call(client: Client, n: int, label: str, tool: str = "loop") -> float:
-    """One call that asks n questions; µs per elicitation."""
-    gc.collect()
-    start = time.perf_counter_ns()
-    result = await client.call_tool(tool, {"n": n})
-    elapsed = time.perf_counter_ns() - start
-    _check(result, n, label)
-    return elapsed / n / 1000
-
-
-async def single_calls(client: Client, n: int, label: str) -> float:
-    """n calls that each ask one question; µs per elicitation (= per call)."""
-    results = []
-    gc.collect()
-    start = time.perf_counter_ns()
-    for _ in range(n):
-        results.append(await client.call_tool("once", {}))
-    elapsed = time.perf_counter_ns() - start
-    for result in results:
-        _check(result, 1, label)
-    return elapsed / n / 1000
-
-
-@dataclass
-class Variant:
-    era: str
-    impl: str  # "bare" | "elicitkit"
-    label: str
-    sample: Callable[[int], Awaitable[float]]
-    samples: list[float] = field(default_factory=list)
-
-    @property
-    def median(self) -> float:
-        return statistics.median(self.samples)
-
-
-@dataclass
-class Comparison:
-    """elicitkit over a bare-SDK baseline, paired repeat by repeat."""
-
-    name: str
-    elicitkit: Variant
-    bare: Variant
-
-    @property
-    def paired(self) -> list[float]:
-        return [e / b for e, b in zip(self.elicitkit.samples, self.bare.samples, strict=True)]
-
-    @property
-    def ratio(self) -> float:
-        """Median of the per-repeat elicitkit/bare ratios."""
-        return statistics.median(self.paired)
-
-    @property
-    def ratio_of_medians(self) -> float:
-        return self.elicitkit.median / self.bare.median
-
-
 @dataclass
 class Results:
     variants: list[Variant]
     headline: list[Comparison]
-    """Like-for-like elicitkit/bare, one per era; the first is the 2025-11-25 target."""
+    """Like-for-like elicitkit/bare SDK, one per era; the first is the 2025-11-25 target."""
     extra: list[Comparison]
     """Informational comparisons (the transport floor, elicitkit's multi-question MRTR call)."""
 
@@ -273,7 +208,7 @@ async def bench(n: int, repeats: int, extras: bool) -> Results:
                 raise RuntimeError(f"expected protocol {era}, negotiated {client.session.protocol_version}")
 
         def variant(era: str, impl: str, label: str, client: Client, sample: Any, *args: Any) -> Variant:
-            return Variant(era, impl, label, lambda k: sample(client, k, f"{era} {impl} {label}", *args))
+            return Variant(era, impl, label, lambda k: sample(client.call_tool, k, f"{era} {impl} {label}", *args))
 
         bare_loop = variant(LEGACY, "bare", "ctx.elicit x N, one call", bare_legacy, loop_call)
         kit_loop = variant(LEGACY, "elicitkit", "hitl.elicit x N, one call", kit_legacy, loop_call)
@@ -296,12 +231,7 @@ async def bench(n: int, repeats: int, extras: bool) -> Results:
                 Comparison(f"{MODERN}  elicitkit N-question call / bare Resolve 1 per call", kit_multi, bare_once),
             ]
 
-        for v in results.variants:  # warm up: caches, schema builds, first-call paths
-            await v.sample(n)
-            await v.sample(n)
-        for r in range(repeats):
-            for v in results.variants if r % 2 == 0 else reversed(results.variants):
-                v.samples.append(await v.sample(n))
+        await interleave(results.variants, n, repeats)
         return results
 
 

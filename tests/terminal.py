@@ -2,7 +2,9 @@
 
 There is no event to wait on in a terminal, so `wait_for` re-reads the screen
 (every 50 ms) until the text appears, bounded by `anyio.fail_after`, as a
-browser driver waits for a selector.
+browser driver waits for a selector. `STARTUP` bounds the first wait: starting
+the client and its server is two Python processes importing the SDK, which a
+loaded machine makes slow.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -18,6 +21,16 @@ import pytest
 
 ELICITKIT = str(Path(sys.executable).with_name("elicitkit"))
 PYTHON = sys.executable
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def serving_command(script: Path) -> str:
+    """SERVER for `elicitkit call`: a Python script run on this tree's elicitkit. The SDK starts a stdio server
+    with a minimal environment, so the PYTHONPATH a test run may set would not reach it otherwise."""
+    return shlex.join(["env", f"PYTHONPATH={SRC}", PYTHON, str(script)])
+
+
+STARTUP = 60.0
 MISSING = "tmux is missing: ./dev test installs it (apt-get install tmux)"
 
 
@@ -45,11 +58,26 @@ class Terminal:
         """Everything the pane shows, scrollback included."""
         return self._tmux("capture-pane", "-p", "-J", "-S", "-500", "-t", "t")
 
-    async def wait_for(self, text: str, within: float = 15) -> str:
+    @property
+    def visible(self) -> list[str]:
+        """The pane's lines as shown now (no scrollback), trailing blank lines dropped."""
+        lines = self._tmux("capture-pane", "-p", "-t", "t").rstrip("\n").splitlines()
+        while lines and not lines[-1].strip():
+            lines.pop()
+        return lines
+
+    async def wait_for(self, text: str, within: float = 30) -> str:
         with anyio.fail_after(within):
             while text not in (screen := self.screen):  # noqa: ASYNC110 - a terminal has no event to wait on
                 await anyio.sleep(0.05)
         return screen
+
+    async def wait_until(self, check: Callable[[list[str]], bool], within: float = 30) -> list[str]:
+        """The visible lines, once `check` holds for them."""
+        with anyio.fail_after(within):
+            while not check(lines := self.visible):  # noqa: ASYNC110 - a terminal has no event to wait on
+                await anyio.sleep(0.05)
+        return lines
 
     def type(self, text: str) -> None:
         self._tmux("send-keys", "-t", "t", "-l", text)

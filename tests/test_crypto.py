@@ -8,7 +8,7 @@ import pytest
 from mcp.server.request_state import RequestStateSecurity
 
 from elicitkit import _crypto as crypto
-from elicitkit._crypto import PlainSealer, Sealer, secrets_from_env
+from elicitkit._crypto import PlainSealer, Sealer, secret_ring, secrets_from_env
 from elicitkit._errors import ElicitationError, TamperedRecord
 
 OLD = "o" * 32 + "-old-secret-with-enough-randomness"
@@ -329,8 +329,42 @@ def test_secrets_fall_back_to_the_frontmcp_variable() -> None:
     assert secrets_from_env({"ELICITKIT_SECRET": "  ", "MCP_ELICITATION_SECRET": OLD}) == [OLD]
 
 
-def test_comma_separated_secrets_form_a_rotation_ring_with_whitespace_stripped() -> None:
-    assert secrets_from_env({"ELICITKIT_SECRET": f" {NEW} , {OLD},, "}) == [NEW, OLD]
+def test_whitespace_separated_secrets_form_a_rotation_ring() -> None:
+    assert secrets_from_env({"ELICITKIT_SECRET": f" {NEW}  {OLD}\n"}) == [NEW, OLD]
+    assert secrets_from_env({"ELICITKIT_SECRET": f"{NEW}\n{OLD}\n"}) == [NEW, OLD]
+    assert secrets_from_env({"MCP_SESSION_SECRET": f"{NEW}\t{OLD}"}) == [NEW, OLD]
+
+
+@pytest.mark.parametrize("variable", ["ELICITKIT_SECRET", "MCP_ELICITATION_SECRET", "MCP_SESSION_SECRET"])
+def test_a_comma_is_part_of_a_secret_and_never_splits_it(variable: str) -> None:
+    with_comma = f"{NEW},{OLD}"
+    assert secrets_from_env({variable: with_comma}) == [with_comma]
+    sealed = Sealer(secrets_from_env({variable: with_comma})).seal(None, PLAINTEXT)
+    with pytest.raises(TamperedRecord):
+        Sealer([NEW]).open(None, sealed)  # sealed with the whole secret, not its first half
+
+
+def test_frontmcps_variables_are_read_in_frontmcps_order_after_elicitkits_own() -> None:
+    every = {
+        "ELICITKIT_SECRET": "e" * 32,
+        "MCP_ELICITATION_SECRET": "a" * 32,
+        "MCP_SESSION_SECRET": "b" * 32,
+        "MCP_SERVER_SECRET": "c" * 32,
+    }
+    order = list(every)
+    for first in range(len(order)):
+        assert secrets_from_env({name: every[name] for name in order[first:]}) == [every[order[first]]]
+    # As FrontMCP's `||`, a blank variable is passed over.
+    assert secrets_from_env({"MCP_ELICITATION_SECRET": "", "MCP_SESSION_SECRET": " ", "MCP_SERVER_SECRET": OLD}) == [
+        OLD
+    ]
+
+
+def test_a_ring_whose_secret_holds_a_space_is_refused_saying_whitespace_separates_secrets() -> None:
+    with pytest.raises(ValueError, match="MCP_SERVER_SECRET") as refused:
+        secret_ring(None, store=None, environ={"MCP_SERVER_SECRET": "correct horse battery staple"})
+    assert "MCP_SERVER_SECRET's secret 1 is 7 bytes" in str(refused.value)
+    assert "whitespace separates the secrets of a rotation ring" in str(refused.value)
 
 
 def test_no_secret_configured_gives_an_empty_ring() -> None:
@@ -340,7 +374,7 @@ def test_no_secret_configured_gives_an_empty_ring() -> None:
 
 def test_secrets_are_read_from_the_process_environment_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ELICITKIT_SECRET", raising=False)
-    monkeypatch.setenv("MCP_ELICITATION_SECRET", f"{NEW},{OLD}")
+    monkeypatch.setenv("MCP_ELICITATION_SECRET", f"{NEW} {OLD}")
     assert secrets_from_env() == [NEW, OLD]
     assert Sealer(secrets_from_env()).open(None, Sealer([OLD]).seal(None, PLAINTEXT)) == PLAINTEXT
 

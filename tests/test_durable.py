@@ -15,6 +15,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, InputRequiredResult, TextContent
 
 from elicitkit import Accepted, Elicitation
+from elicitkit._crypto import SECRET_VARIABLES
 from elicitkit.stores import FencedStore, Store
 from elicitkit.stores.memory import MemoryStore
 from elicitkit.testing import ScriptedHuman, accept
@@ -152,7 +153,8 @@ async def test_a_shared_store_kept_in_plaintext_on_purpose_still_warns_loudly(
     redis_server: Any, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("ELICITKIT_SECRET", raising=False)
-    monkeypatch.delenv("MCP_ELICITATION_SECRET", raising=False)
+    for variable in SECRET_VARIABLES[1:]:
+        monkeypatch.delenv(variable, raising=False)
     with caplog.at_level(logging.WARNING, logger="elicitkit"):
         Elicitation(MCPServer("a"), store=redis_server.url, plaintext_store=True)
     assert "WITHOUT a secret" in caplog.text

@@ -167,7 +167,7 @@ async def test_a_tool_can_catch_invalid_content_and_ask_again(mode: str) -> None
                     ctx, "Replicas?", {"type": "object", "properties": {"n": {"type": "integer", "maximum": 5}}}
                 )
             except InvalidElicitationContent as exc:
-                assert [(p.path, p.message) for p in exc.problems] == [("n", "must be at most 5")]
+                assert [(p.path, p.message) for p in exc.problems] == [(["n"], "must be at most 5")]
                 continue
             assert isinstance(result, Accepted)
             return str(result.data["n"])

@@ -24,6 +24,7 @@ EXPECTED = [
     "QuestionInfo",
     "SERVER_DEFAULT",
     "SchemaError",
+    "StageEvent",
     "StoreUnavailable",
     "TamperedRecord",
     "Timeout",
@@ -58,7 +59,7 @@ def test_implementation_modules_are_private() -> None:
     import pkgutil
 
     public = sorted(m.name for m in pkgutil.iter_modules(elicitkit.__path__) if not m.name.startswith("_"))
-    assert public == ["channels", "fastmcp", "shell", "stores", "testing"]
+    assert public == ["channels", "compat", "fastmcp", "shell", "stores", "testing"]
 
 
 def test_the_shell_api_is_the_folder_server_and_the_sdk_path() -> None:
@@ -66,3 +67,25 @@ def test_the_shell_api_is_the_folder_server_and_the_sdk_path() -> None:
 
     assert elicitkit.shell.__all__ == ["FolderError", "ShellTool", "add_shell_tools", "sdk_path"]
     assert elicitkit.shell.sdk_path().is_file()
+
+
+def test_the_frontmcp_compat_api_is_its_sorted_all_list() -> None:
+    import elicitkit.compat.frontmcp as frontmcp
+
+    assert frontmcp.__all__ == [
+        "DEFAULT_ELICIT_TTL",
+        "STAGES",
+        "ElicitResult",
+        "ElicitStatus",
+        "ElicitationEncryptionError",
+        "ElicitationError",
+        "ElicitationNotSupportedError",
+        "ElicitationSubscriptionError",
+        "ElicitationTimeoutError",
+        "InvalidInputError",
+        "supports_elicitation",
+    ]
+    for name in frontmcp.__all__:
+        obj = getattr(frontmcp, name)
+        if isinstance(obj, type) and issubclass(obj, Exception):
+            assert issubclass(obj, elicitkit.ElicitationError)

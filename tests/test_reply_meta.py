@@ -16,8 +16,9 @@ from mcp_types import ElicitRequestParams, ElicitResult
 
 from elicitkit import Accepted, Cancelled, Declined, ElicitationResult, Outcome, QuestionInfo
 from tests.channels.tasking import TasksExtension, poll_until, raw
-from tests.legacy_wire import Call, LegacySession
+from tests.legacy_wire import LegacySession
 from tests.scenes import new_server, serve_http, text_of
+from tests.test_sessions import asked
 
 pytestmark = pytest.mark.anyio
 
@@ -105,22 +106,13 @@ async def test_a_task_update_s_meta_reaches_the_tool() -> None:
     assert done["result"]["content"][0]["text"] == f"accept {META}"
 
 
-async def first_question(call: Call) -> dict[str, Any]:
-    with anyio.fail_after(5):
-        while True:
-            message = await call.next_message()
-            assert message is not None, "the stream ended before the question"
-            if message.get("method") == "elicitation/create":
-                return message
-
-
 async def test_a_client_declaring_experimental_elicitation_is_shown_the_form() -> None:
     server, _, _ = meta_server()
     async with serve_http(server) as url, httpx.AsyncClient(timeout=10) as http:
         early = LegacySession(http, url, capabilities={"experimental": {"elicitation": {}}})
         await early.open()
         async with early.call("deploy", {}) as call:
-            request = await first_question(call)
+            request = await asked(call)
             assert request["params"]["message"] == "Deploy?"
             assert request["params"]["requestedSchema"]["properties"]["value"]["type"] == "boolean"
             await early.reply(request, {"action": "accept", "content": {"value": True}})

@@ -269,7 +269,8 @@ def test_a_model_validator_failure_becomes_a_problem_on_its_field() -> None:
     with pytest.raises(InvalidElicitationContent) as caught:
         to_data(compile_schema(Booking), {"code": SECRET})
     [problem] = caught.value.problems
-    assert problem.path == "code"
+    assert problem.path == ["code"]
+    assert problem.dotted == "code"
     assert "must be upper case" in problem.message
     assert SECRET not in str(caught.value)
 
@@ -286,7 +287,7 @@ def test_a_format_validators_message_never_quotes_the_answer() -> None:
 
     with pytest.raises(InvalidElicitationContent) as info:
         to_data(compile_schema(Contact), {"email": "secret-name@reserved.invalid"})
-    assert [(p.path, p.message) for p in info.value.problems] == [("email", "must be a valid email")]
+    assert [(p.path, p.message) for p in info.value.problems] == [(["email"], "must be a valid email")]
     assert "secret-name" not in str(info.value)
     assert "reserved" not in str(info.value)
 
@@ -346,3 +347,21 @@ def test_an_answer_breaking_a_rule_the_quick_check_looks_at_still_gets_every_pro
     assert check_content(schema, {k: v for k, v in VALID.items() if k != "name"}) == [
         Problem("name", "required field is missing")
     ]
+
+
+def test_a_problems_path_is_a_list_and_its_dotted_form_one_string() -> None:
+    assert Problem(["tags", 1], "must be one of a, b").path == ["tags", 1]
+    assert Problem(["tags", 1], "must be one of a, b").dotted == "tags.1"
+    assert Problem(["tags", 1], "must be one of a, b").field == "tags"
+    assert Problem("a.b", "unknown field").path == ["a.b"]  # a string is one field's name, never split
+    assert Problem("", "not an object").path == [] and Problem([], "x").dotted == ""
+    assert Problem("age", "too old") == Problem(["age"], "too old")
+    assert len({Problem("age", "too old"), Problem(["age"], "too old")}) == 1
+    assert Problem(["age"], "must be a number").to_json() == {"path": ["age"], "message": "must be a number"}
+    assert str(Problem(["tags", 1], "bad")) == "tags.1: bad"
+
+
+def test_changing_the_list_a_problem_gave_does_not_change_the_problem() -> None:
+    problem = Problem(["age"], "too old")
+    problem.path.append("x")
+    assert problem.path == ["age"]

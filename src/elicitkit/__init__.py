@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from elicitkit._clients import ClientOverride
     from elicitkit._elicitation import Elicitation
+    from elicitkit._engine.stages import StageEvent
     from elicitkit._errors import (
         ElicitationClientError,
         ElicitationError,
@@ -61,6 +62,7 @@ _HOMES = {
     "QuestionInfo": "elicitkit._hookdata",
     "SERVER_DEFAULT": "elicitkit._timeouts",
     "SchemaError": "elicitkit._errors",
+    "StageEvent": "elicitkit._engine.stages",
     "StoreUnavailable": "elicitkit._errors",
     "TamperedRecord": "elicitkit._errors",
     "Timeout": "elicitkit._timeouts",
@@ -91,6 +93,7 @@ __all__ = [
     "QuestionInfo",
     "SERVER_DEFAULT",
     "SchemaError",
+    "StageEvent",
     "StoreUnavailable",
     "TamperedRecord",
     "Timeout",

@@ -15,10 +15,13 @@ from mcp.server.context import ServerRequestContext
 
 from elicitkit import _mcp
 from elicitkit._audit import Audited
-from elicitkit._core.kinds import Answer, Stage, new_id
+from elicitkit._core.kinds import Answer, Mode, Stage, new_id
 from elicitkit._engine.engine import Engine
 from elicitkit._engine.question import Asked, Question
+from elicitkit._engine.records import QuestionRecord
 from elicitkit._engine.run import Run
+from elicitkit._engine.stages import StageEvent
+from elicitkit._errors import InvalidElicitationContent
 from elicitkit._helpers import FIELD
 from elicitkit._hookdata import Ask, Outcome, QuestionInfo, Unchanged
 from elicitkit._hooks import Hooks, pending
@@ -40,6 +43,8 @@ class Asking:
     def __init__(self, engine: Engine, hooks: Hooks, node: str, *, timeout: float | None, via: Via | None) -> None:
         self.engine = engine
         self.hooks = hooks
+        self.stages = engine.stages
+        self.stages.describe_record = lambda record, key: _record_info(record, key, node)
         self.node = node
         self.timeout = timeout
         """Seconds to wait unless a call says otherwise (None: no limit)."""
@@ -49,6 +54,13 @@ class Asking:
     def limit(self, timeout: Timeout) -> float:
         """The seconds a call waits, its own `timeout` or the server's."""
         return seconds(timeout, self.timeout)
+
+    def question_id(self, ctx: ToolContext, message: str, mode: Mode) -> str:
+        """A new question's id: elicitkit's own, unless the `generate_id` stage is hooked."""
+        stages = self.stages
+        if not stages.ids_hooked:
+            return new_id()
+        return stages.new_id(message, mode, _mcp.principal(_mcp.request_context(ctx)))
 
     def destination(self, via: Via | None) -> Via | None:
         """Where a question goes: the call's channel, else the server's; one that was not added fails now."""
@@ -71,7 +83,8 @@ class Asking:
         """Ask a form question (`unwrap`: a one-field helper's, whose `Accepted.data` is the bare value)."""
         check_message(message)
         limit = self.limit(timeout)
-        asked = Asked(new_id(), message, schema, via=self.destination(via), task=task)
+        question_id = new_id() if not self.stages.ids_hooked else self.question_id(ctx, message, "form")
+        asked = Asked(question_id, message, schema, via=self.destination(via), task=task)
         question = Question(asked, anyio.current_time() + limit)
 
         def convert(asked: Question, answer: Answer) -> ElicitationResult[Any]:
@@ -99,6 +112,8 @@ class Asking:
         rctx = _mcp.request_context(ctx)  # read once: the SDK's Context makes every read cost microseconds
         one = _Exchange(self, ctx, rctx, question, limit, convert, hooks, rewritable, run)
         question.watch(one.watch)
+        if self.stages.validation_hooked:
+            question.validate_with(one.validate)
         trail = one.trail
         try:
             # The asking stays in this frame unless `around` hooks wrap it: the transport suspends many times
@@ -188,6 +203,7 @@ class _Exchange:
         """Record the outcome; drop the question's link back to this exchange (no cycle outlives it)."""
         self.trail.finish(outcome)
         self.question.watch(None)
+        self.question.validate_with(None)
 
     async def ended(self, outcome: Outcome) -> None:
         """Record the outcome and tell the `after_answer` observers."""
@@ -203,6 +219,18 @@ class _Exchange:
         if self.hooks is not None and self.hooks.has("after_ask"):
             return self.hooks.observe("after_ask", self.describe(), stage)
         return None
+
+    def validate(self, content: Any, found: InvalidElicitationContent | None) -> InvalidElicitationContent | None:
+        """The `validate` stage: its replacement rules on content the type holds; its watchers hear the verdict."""
+        stages = self.asking.stages
+        if found is None and stages.validator is not None:
+            found = stages.validate(self.describe(), dict(content))
+        if stages.watched("validate"):
+            run_id = self.run.id if self.run is not None and self.run.hosted else None
+            problems = () if found is None else tuple(found.problems)
+            principal = _mcp.principal(self.rctx)
+            stages.tell(StageEvent("validate", self.question.id, principal, run_id, problems=problems))
+        return found
 
     def rewrite(self, current: QuestionInfo, ask: Ask) -> QuestionInfo:
         if ask.message is not None:
@@ -227,3 +255,10 @@ class _Exchange:
         answer = await self.asking.engine.asker.ask(self.ctx, self.run, self.question, self.limit, self.rctx)
         reviewed = hooks.before_answer(self.describe(), self.convert(self.question, answer))
         return await reviewed if pending(reviewed) else reviewed
+
+
+def _record_info(record: QuestionRecord, key: str, node: str) -> QuestionInfo:
+    """A stored question as hooks see one (for the `validate` stage, when its run is not live here)."""
+    asked = Asked(key, record.message, record.form(), mode=record.mode, secret_fields=record.secret)
+    question = Question(asked, record.expires_at)
+    return QuestionInfo(question, tool=record.tool, run_id=record.run_id, principal=record.principal, node=node)

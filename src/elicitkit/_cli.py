@@ -29,6 +29,12 @@ __all__ = ["main"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["ask"]:
+        # `elicitkit ask` has its own parser (and its own -h): everything after `ask` is its own, as typed.
+        from elicitkit.shell._ask import main as ask_main
+
+        return ask_main(argv[1:])
     parser = argparse.ArgumentParser(prog="elicitkit", description="Human-in-the-loop elicitation for MCP servers.")
     commands = parser.add_subparsers(dest="command", required=True)
     demo = commands.add_parser("demo", help="run the deploy-desk example against a scripted person on both eras")
@@ -43,6 +49,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     call.add_argument("--protocol", choices=["auto", "2025-11-25", "2026-07-28"], default="auto", help=protocol_help)
     call.add_argument("--json", action="store_true", help="print the raw result as JSON (for scripts)")
     call.add_argument("--answers", metavar="FILE", help="answer questions from a JSON list of {action, content}")
+    call.add_argument(
+        "--plain",
+        action="store_true",
+        help="numbered prompts, one line each, nothing redrawn (screen readers; automatic when TERM=dumb)",
+    )
     tools = commands.add_parser("tools", help="list a server's tools and their input schemas")
     tools.add_argument("server", metavar="SERVER", help=server_help)
     tools.add_argument("--protocol", choices=["auto", "2025-11-25", "2026-07-28"], default="auto", help=protocol_help)
@@ -69,15 +80,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve.add_argument("--inherit-env", action="store_true", help="give tools this environment, not a minimal one")
     serve.add_argument("--fallback", choices=["llm", "error"], default="llm", help="for clients without forms")
     serve.add_argument("--public-url", help="where elicitkit's pages are reached (default: the --http address)")
-    ask = commands.add_parser("ask", help="ask the person from inside a served tool (see: elicitkit ask -h)")
-    ask.add_argument("rest", nargs=argparse.REMAINDER)
+    # Listed for the top-level help only: `main` hands `elicitkit ask …` to its own parser before this one runs.
+    commands.add_parser("ask", help="ask the person from inside a served tool (see: elicitkit ask -h)")
     sdk = commands.add_parser("shell-sdk", help="print the shell SDK to eval (or its path, with --path)")
     sdk.add_argument("--path", action="store_true", help="print the path of tool-sdk.sh instead")
     args = parser.parse_args(argv)
-    if args.command == "ask":
-        from elicitkit.shell._ask import main as ask_main
-
-        return ask_main(args.rest)
     if args.command == "shell-sdk":
         from elicitkit.shell import sdk_path
 
@@ -102,6 +109,8 @@ def _client_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -
         from rich.console import Console
 
         from elicitkit._term import call as term
+        from elicitkit._term.arguments import UsageError, parse_arguments
+        from elicitkit._term.reach import Unreachable
         from elicitkit._term.text import safe
     except ImportError:  # pragma: no cover - depends on the installation
         raise SystemExit("elicitkit call needs the terminal extras: pip install 'elicitkit[cli]'") from None
@@ -112,22 +121,23 @@ def _client_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -
             return anyio.run(
                 lambda: term.list_tools(args.server, protocol=args.protocol, raw=args.json, console=console)
             )
-        term.parse_arguments(args.arg, args.args)  # malformed arguments and answers are refused before connecting
+        parse_arguments(args.arg, args.args)  # malformed arguments and answers are refused before connecting
         answers = _answers(args.answers)
         options = {"protocol": args.protocol, "raw": args.json, "answers": answers, "console": console}
-        return anyio.run(partial(term.call, args.server, args.tool, args.arg, args.args, **options))
+        return anyio.run(partial(term.call, args.server, args.tool, args.arg, args.args, plain=args.plain, **options))
     except KeyboardInterrupt:
         console.print("Interrupted.")
         return 130
+    except UsageError as exc:
+        console.print(f"elicitkit {args.command}: {safe(exc)}", style="red", soft_wrap=True)
+        return 2
+    except Unreachable as exc:
+        console.print(f"elicitkit {args.command}: {safe(exc)}", style="red", soft_wrap=True)
+        if exc.output:
+            console.print(exc.output, highlight=False, soft_wrap=True)
+        return 3
     except Exception as exc:  # one clear line, no traceback
-        cause: BaseException = exc
-        while isinstance(cause, BaseExceptionGroup) and len(cause.exceptions) == 1:
-            cause = cause.exceptions[0]  # the SDK's task groups wrap the one error that matters
-        if isinstance(cause, term.UsageError):
-            console.print(f"elicitkit {args.command}: {safe(cause)}", style="red", soft_wrap=True)
-            return 2
-        # The server could not be reached, or failed the call.
-        console.print(f"elicitkit {args.command}: {type(cause).__name__}: {safe(cause)}", style="red", soft_wrap=True)
+        console.print(f"elicitkit {args.command}: {type(exc).__name__}: {safe(exc)}", style="red", soft_wrap=True)
         return 3
 
 
@@ -176,7 +186,7 @@ def _answers(path: str | None) -> list[ElicitResult] | None:
     """The scripted answers, all checked before anything is called."""
     from mcp_types import ElicitResult
 
-    from elicitkit._term.call import UsageError
+    from elicitkit._term.arguments import UsageError
 
     if path is None:
         return None

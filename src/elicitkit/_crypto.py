@@ -39,10 +39,13 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from elicitkit._errors import TamperedRecord
 
-__all__ = ["PlainSealer", "Sealer", "secret_ring", "secrets_from_env"]
+__all__ = ["SECRET_VARIABLES", "PlainSealer", "Sealer", "secret_ring", "secrets_from_env"]
 
-_ENV_VARS = ("ELICITKIT_SECRET", "MCP_ELICITATION_SECRET")
+SECRET_VARIABLES = ("ELICITKIT_SECRET", "MCP_ELICITATION_SECRET", "MCP_SESSION_SECRET", "MCP_SERVER_SECRET")
+"""Where the secret ring is read from, first set (and not blank) first: elicitkit's own variable, then
+FrontMCP's three in FrontMCP's order. `ELICITKIT_SECRET_FILE` stands in for `ELICITKIT_SECRET`."""
 _FILE_VAR = "ELICITKIT_SECRET_FILE"  # a file holding what ELICITKIT_SECRET would
+_RING_RULE = "whitespace separates the secrets of a rotation ring, so a secret never contains a space or line break"
 
 _SEALED = b"\x01"
 _PLAIN = b"\x00"
@@ -211,10 +214,15 @@ class PlainSealer:
 
 
 def secrets_from_env(environ: Mapping[str, str] | None = None) -> list[str]:
-    """The secret ring from `ELICITKIT_SECRET`, the file `ELICITKIT_SECRET_FILE` names, or `MCP_ELICITATION_SECRET`.
+    """The secret ring from the environment; `[]` when no variable holds a secret.
 
-    Several secrets may be comma-separated for rotation (the first seals);
-    whitespace around each is stripped. Returns `[]` when none is set.
+    Read from `ELICITKIT_SECRET` (or the file `ELICITKIT_SECRET_FILE` names),
+    else FrontMCP's variables in FrontMCP's order: `MCP_ELICITATION_SECRET`,
+    `MCP_SESSION_SECRET`, `MCP_SERVER_SECRET`. The first that holds a secret
+    is the ring; a blank one is passed over. Several secrets in one variable
+    are separated by whitespace (spaces, tabs or line breaks) for rotation,
+    the first sealing: whitespace is the one thing a secret never contains,
+    while a comma, or any other character, is part of the secret.
 
     Raises:
         ValueError: both `ELICITKIT_SECRET` and `ELICITKIT_SECRET_FILE` are
@@ -226,16 +234,19 @@ def secrets_from_env(environ: Mapping[str, str] | None = None) -> list[str]:
 
 def _ring_from_env(env: Mapping[str, str]) -> tuple[str | None, list[str]]:
     """The variable the ring comes from, and the ring (`None, []`: none holds a secret)."""
-    ring = _ring(env.get(_ENV_VARS[0], ""))
+    ring = _ring(env.get(SECRET_VARIABLES[0], ""))
     path = env.get(_FILE_VAR, "").strip()
     if ring and path:
-        raise ValueError(f"{_ENV_VARS[0]} and {_FILE_VAR} are both set; give the secret one way")
+        raise ValueError(f"{SECRET_VARIABLES[0]} and {_FILE_VAR} are both set; give the secret one way")
     if ring:
-        return _ENV_VARS[0], ring
+        return SECRET_VARIABLES[0], ring
     if path:
         return _FILE_VAR, _ring_from_file(path)
-    ring = _ring(env.get(_ENV_VARS[1], ""))
-    return (_ENV_VARS[1], ring) if ring else (None, [])
+    for name in SECRET_VARIABLES[1:]:
+        ring = _ring(env.get(name, ""))
+        if ring:
+            return name, ring
+    return None, []
 
 
 def secret_ring(
@@ -274,11 +285,17 @@ def secret_ring(
     env = os.environ if environ is None else environ
     name, ring = _ring_from_env(env)
     if name is not None:
-        _secret_bytes(ring, (lambda i: name) if len(ring) == 1 else (lambda i: f"{name}'s secret {i + 1}"))
+        if len(ring) == 1:
+            _secret_bytes(ring, lambda i: name)
+            return ring
+        try:
+            _secret_bytes(ring, lambda i: f"{name}'s secret {i + 1}")
+        except ValueError as exc:
+            raise ValueError(f"{exc} ({name} holds {len(ring)} secrets: {_RING_RULE}.)") from None
         return ring
     if store is None:
         return []
-    blank = next((variable for variable in (*_ENV_VARS, _FILE_VAR) if variable in env), None)
+    blank = next((variable for variable in (*SECRET_VARIABLES, _FILE_VAR) if variable in env), None)
     if blank is not None:
         raise ValueError(
             f"{blank} is set but empty, which never means 'no secret' for a {store} store. Set it to a secret of "
@@ -296,7 +313,7 @@ def secret_ring(
 
 
 def _ring(text: str) -> list[str]:
-    return [part.strip() for part in text.split(",") if part.strip()]
+    return text.split()
 
 
 def _ring_from_file(path: str) -> list[str]:

@@ -17,6 +17,7 @@ from elicitkit._core.kinds import Mode, RouteName, Stage, new_id
 from elicitkit._crypto import PlainSealer, Sealer, secret_ring
 from elicitkit._engine.engine import Engine
 from elicitkit._engine.policy import Policy
+from elicitkit._engine.stages import StageName
 from elicitkit._fallback import DEFAULT_TOOL, Fallback, tool_description
 from elicitkit._helpers import TextFormat, choice_schema, choices_schema, confirm_schema, split_options, text_schema
 from elicitkit._hookdata import QuestionInfo
@@ -90,15 +91,16 @@ class Elicitation:
         keepalive: seconds between progress notifications while a
             2025-11-25 client shows a form (when the call has a progress
             token); `None` turns them off.
-        store: where runs, journals and pending questions live:
-            `"memory://"` (default), `"sqlite:///state.db"` (durable, one
-            machine), `"redis://host:6379/0"` (many nodes), or a `Store`.
+        store: where runs, journals and pending questions live: `"memory://"` (default; it warns at
+            start-up where several nodes seem to serve), `"sqlite:///state.db"` (durable, one machine),
+            `"redis://host:6379/0"` (many nodes), or a `Store`.
         broker: how nodes reach each other; defaults to the store's own
             (Redis pub/sub for Redis, in-process otherwise).
         secret: seals everything stored and every `requestState`; several
             rotate (the first seals). Defaults to `ELICITKIT_SECRET`, the
             file `ELICITKIT_SECRET_FILE` names (readable by its owner only),
-            or `MCP_ELICITATION_SECRET`. Nodes sharing a store need the same one.
+            else FrontMCP's `MCP_ELICITATION_SECRET`, `MCP_SESSION_SECRET`, `MCP_SERVER_SECRET` in that
+            order (several in one, whitespace-separated). Nodes sharing a store need the same one.
             At least 32 bytes each; a SQLite, Redis or your own store refuses
             to start without one (or with one set but empty).
         plaintext_store: run a durable store without a secret on purpose:
@@ -657,7 +659,7 @@ class Elicitation:
         """
         return await self._links.url_flow(ctx, message, start, timeout=timeout)
 
-    # -- hooks (see `elicitkit._hooks` for when each runs) ----------------------------------------
+    # -- hooks (see `elicitkit._hooks` for when each runs; stage hooks: `elicitkit._engine.stages`) --------
     #
     # Each decorator works bare or with filters, and returns the function unchanged. Filters narrow which
     # questions a hook sees: `tools` (the asking tool's name), `modes` (`"form"`, `"url"`), `routes` (not for
@@ -768,6 +770,14 @@ class Elicitation:
     ) -> Any:
         """`(question, outcome) -> None`: observe what the tool got, a result or an error."""
         return self._register("after_answer", fn, tools=tools, modes=modes, routes=routes, when=when)
+
+    def stage(self, name: StageName) -> Callable[[F], F]:
+        """Replace `"generate_id"` (`(message, mode) -> id`) or `"validate"` (`(question, content) -> problems`)."""
+        return self._engine.stages.registrar(self._engine.stages.replace, name)
+
+    def after_stage(self, name: StageName) -> Callable[[F], F]:
+        """Watch `"generate_id"`, `"lookup_pending"`, `"validate"` or `"publish"`: `(StageEvent) -> None`."""
+        return self._engine.stages.registrar(self._engine.stages.watch, name)
 
 
 async def _send_elicitation_result(

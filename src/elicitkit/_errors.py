@@ -27,7 +27,7 @@ the SDK logs tool errors, and answers may be personal.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 
@@ -54,11 +54,18 @@ class ElicitationTimeout(ElicitationError, ToolError, TimeoutError):
 
     Attributes:
         timeout: the timeout that ran out, in seconds.
+        elicit_id: the question's id (its `elicitationId`), None when it is not known.
     """
 
-    def __init__(self, timeout: float) -> None:
+    def __init__(self, timeout: float, elicit_id: str | None = None) -> None:
         super().__init__(f"No answer to the elicitation within {timeout:g} seconds")
         self.timeout = timeout
+        self.elicit_id = elicit_id
+
+    @property
+    def ttl(self) -> int:
+        """The timeout in milliseconds (FrontMCP's `ttl`)."""
+        return round(self.timeout * 1000)
 
 
 class ElicitationNotSupported(ElicitationError, ToolError):
@@ -94,15 +101,58 @@ class ElicitationVetoed(ElicitationError, ToolError):
         self.reason = reason
 
 
-@dataclass(frozen=True, slots=True)
 class Problem:
-    """One reason an answer was refused: the field (`path`, "" for the whole answer) and why."""
+    """One reason an answer was refused: where (`path`) and why (`message`).
 
-    path: str
-    message: str
+    `path` is the field's location as a list, as JSON Schema validators and
+    FrontMCP report it: `["age"]` for a field, `["tags", 1]` inside one, `[]`
+    for the whole answer. `dotted` is the same as one string (`"age"`,
+    `"tags.1"`, `""`). `Problem("age", ...)` is short for `Problem(["age"], ...)`:
+    a string names one field (`""` the whole answer) and is never split.
+    """
+
+    __slots__ = ("_path", "message")
+
+    def __init__(self, path: str | Sequence[str | int], message: str) -> None:
+        if isinstance(path, str):
+            self._path: tuple[str | int, ...] = (path,) if path else ()
+        else:
+            self._path = tuple(part if isinstance(part, int) else str(part) for part in path)
+        self.message = message
+
+    @property
+    def path(self) -> list[str | int]:
+        """Where the problem is, as a list of field names and item indexes (`[]`: the whole answer)."""
+        return list(self._path)
+
+    @property
+    def dotted(self) -> str:
+        """`path` as one string, its parts joined with dots (`""`: the whole answer)."""
+        return ".".join(str(part) for part in self._path)
+
+    @property
+    def field(self) -> str:
+        """The top-level field the problem is in (`""`: the whole answer)."""
+        return str(self._path[0]) if self._path else ""
+
+    def to_json(self) -> dict[str, Any]:
+        """`{"path": [...], "message": ...}`, FrontMCP's shape for a validation problem."""
+        return {"path": list(self._path), "message": self.message}
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Problem):
+            return NotImplemented
+        return self._path == other._path and self.message == other.message
+
+    def __hash__(self) -> int:
+        return hash((self._path, self.message))
+
+    def __repr__(self) -> str:
+        return f"Problem(path={list(self._path)!r}, message={self.message!r})"
 
     def __str__(self) -> str:
-        return f"{self.path}: {self.message}" if self.path else self.message
+        dotted = self.dotted
+        return f"{dotted}: {self.message}" if dotted else self.message
 
 
 class InvalidElicitationContent(ElicitationError, ToolError, ValueError):

@@ -71,6 +71,7 @@ MRTR_VERSION = "2026-07-28"
 """The first protocol revision where elicitation rides `InputRequiredResult` instead of a server request."""
 
 HostFactory = Callable[[Any], AbstractAsyncContextManager[None]]
+ElicitParams = ElicitRequestFormParams | ElicitRequestURLParams
 
 
 class ToolContext(Protocol):
@@ -341,14 +342,13 @@ def advertise_tasks(lowlevel: Server[Any]) -> None:
     lowlevel.extensions[TASKS_EXTENSION] = {}
 
 
-async def elicit_for_task(
-    rctx: ServerRequestContext[Any, Any], params: ElicitRequestFormParams | ElicitRequestURLParams, task_id: str
-) -> ElicitResult:
-    """2025-11-25: `elicitation/create` on behalf of a task, on the `tasks/result` request `rctx` waiting for it,
-    tagged with the task it belongs to (`_meta["io.modelcontextprotocol/related-task"]`)."""
-    tagged = params.model_copy(update={"meta": {RELATED_TASK: {"taskId": task_id}}})
+async def elicit(rctx: ServerRequestContext[Any, Any], params: ElicitParams, task: str | None = None) -> ElicitResult:
+    """2025-11-25: `elicitation/create` for `rctx` with the params' own `_meta` (SDK's `elicit_form` drops it); for a
+    task, on the `tasks/result` request waiting for it, tagged `_meta["io.modelcontextprotocol/related-task"]`."""
+    if task is not None:
+        params = params.model_copy(update={"meta": {**(params.meta or {}), RELATED_TASK: {"taskId": task}}})
     result: ElicitResult = await rctx.session.send_request(
-        ElicitRequest(params=tagged),
+        ElicitRequest(params=params),
         ElicitResult,
         metadata=ServerMessageMetadata(related_request_id=rctx.request_id),
     )

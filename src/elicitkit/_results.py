@@ -12,7 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeAlias, TypeVar
 
-__all__ = ["Accepted", "Cancelled", "Declined", "ElicitationResult"]
+__all__ = ["Accepted", "Cancelled", "Declined", "ElicitationResult", "Status"]
+
+Status: TypeAlias = Literal["accept", "decline", "cancel"]
+"""What the person did: the wire's `action`, also each result's `.status` (FrontMCP's name)."""
 
 T = TypeVar("T")
 
@@ -35,6 +38,11 @@ class Accepted(Generic[T]):
     action: Literal["accept"] = "accept"
     meta: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
+    @property
+    def status(self) -> Literal["accept"]:
+        """`"accept"`, the same as `action` (FrontMCP's name for it)."""
+        return self.action
+
 
 @dataclass(frozen=True, slots=True)
 class Declined:
@@ -50,6 +58,11 @@ class Declined:
     action: Literal["decline"] = "decline"
     meta: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
+    @property
+    def status(self) -> Literal["decline"]:
+        """`"decline"`, the same as `action` (FrontMCP's name for it)."""
+        return self.action
+
 
 @dataclass(frozen=True, slots=True)
 class Cancelled:
@@ -61,6 +74,11 @@ class Cancelled:
 
     action: Literal["cancel"] = "cancel"
     meta: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def status(self) -> Literal["cancel"]:
+        """`"cancel"`, the same as `action` (FrontMCP's name for it)."""
+        return self.action
 
 
 ElicitationResult: TypeAlias = Accepted[T] | Declined | Cancelled

@@ -148,7 +148,11 @@ class Links:
         check_url(url)
         if wait not in ("accepted", "completed"):
             raise ValueError(f'wait must be "accepted" or "completed", not {wait!r}')
-        question_id = new_id() if elicitation_id is None else check_elicitation_id(elicitation_id)
+        question_id = (
+            self.asking.question_id(ctx, message, "url")
+            if elicitation_id is None
+            else check_elicitation_id(elicitation_id)
+        )
         if required_error and not _mcp.is_mrtr(_mcp.request_context(ctx).protocol_version):
             params = ElicitRequestURLParams(mode="url", message=message, url=url, elicitation_id=question_id)
             raise UrlElicitationRequiredError([params])
@@ -193,10 +197,16 @@ class Links:
 
         chosen = self.asking.destination(via)
         if chosen is not None:
-            asked = Asked(new_id(), message, form, secret_fields=form.secret_fields, via=chosen)
+            asked = Asked(
+                self.asking.question_id(ctx, message, "form"),
+                message,
+                form,
+                secret_fields=form.secret_fields,
+                via=chosen,
+            )
             question = Question(asked, anyio.current_time() + limit)
             return await self.asking(ctx, question, limit, convert)
-        question_id = new_id()
+        question_id = self.asking.question_id(ctx, message, "url")
         token = self.tokens.mint(
             Link(question_id, _mcp.principal(_mcp.request_context(ctx)), "form", _link_expiry(limit))
         )
@@ -215,7 +225,7 @@ class Links:
         """`Elicitation.url_flow`."""
         check_message(message)
         limit = self.asking.limit(timeout)
-        question_id = new_id()
+        question_id = self.asking.question_id(ctx, message, "url")
         principal = _mcp.principal(_mcp.request_context(ctx))
         state = self.tokens.mint(Link(question_id, principal, "callback", _link_expiry(limit)))
         target = check_url(start(f"{self.base()}/elicit/cb", state))

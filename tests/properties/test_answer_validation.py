@@ -56,7 +56,7 @@ def test_an_answer_breaking_one_rule_of_one_field_is_refused_naming_that_field(
     answer[field] = data.draw(breaking(form.properties[field]))
     problems = check_content(form, answer)
     assert problems, (field, answer[field])
-    assert {p.path for p in problems} == {field}
+    assert {p.dotted for p in problems} == {field}
     assert all(p.message for p in problems)
     refused = problems_in(form, "accept", answer)
     assert refused is not None and refused.problems == problems
@@ -115,7 +115,7 @@ def test_an_answer_nested_deeper_than_python_recurses_is_refused_naming_the_fiel
     for form, answer in ((text, {"s": DEEP}), (multi, {"s": [DEEP]}), (text, DEEP)):
         refused = problems_in(form, "accept", answer)
         assert refused is not None
-        assert [p.path for p in refused.problems] == (["s"] if answer is not DEEP else [""])
+        assert [p.dotted for p in refused.problems] == (["s"] if answer is not DEEP else [""])
 
 
 @given(st.sampled_from(KINDS), st.lists(fields, min_size=1, max_size=5), st.data())
@@ -151,7 +151,7 @@ def test_an_answer_breaking_a_typed_schema_is_refused_naming_the_field(
     try:
         to_data(form, answer)
     except InvalidElicitationContent as exc:
-        assert exc.problems and {p.path for p in exc.problems} == {field}
+        assert exc.problems and {p.dotted for p in exc.problems} == {field}
     else:
         raise AssertionError(f"{answer[field]!r} was taken for {form.properties[field]}")
 

@@ -22,6 +22,7 @@ from mcp import Client
 from mcp.server.mcpserver import Context, MCPServer
 
 from elicitkit import Elicitation
+from elicitkit._crypto import SECRET_VARIABLES
 from elicitkit.channels import WebInbox
 from elicitkit.channels.base import web
 from tests.channels.test_web_inbox import header_identity, person
@@ -153,12 +154,25 @@ async def test_with_a_secret_no_argument_message_schema_or_answer_is_stored_in_t
     assert markers.found_in(stored) == []
 
 
+@pytest.mark.parametrize("variable", SECRET_VARIABLES[1:])
+async def test_a_frontmcp_deployments_secret_variable_alone_seals_what_is_stored(
+    variable: str, mode: str, tmp_path: Path, redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in (*SECRET_VARIABLES, "ELICITKIT_SECRET_FILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv(variable, SECRET)
+    markers = Markers()
+    stored = await stored_while_waiting("sqlite", markers, mode, tmp_path, redis_server.url)
+    assert markers.found_in(stored) == []
+
+
 @pytest.mark.parametrize("store", ["sqlite", "redis"])
 async def test_in_plaintext_on_purpose_the_same_reading_finds_them_which_is_why_production_needs_a_secret(
     store: str, tmp_path: Path, redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("ELICITKIT_SECRET", raising=False)
-    monkeypatch.delenv("MCP_ELICITATION_SECRET", raising=False)
+    for variable in SECRET_VARIABLES[1:]:
+        monkeypatch.delenv(variable, raising=False)
     markers = Markers()
     stored = await stored_while_waiting(store, markers, "auto", tmp_path, redis_server.url, plaintext_store=True)
     assert {"argument", "inbox", "title", "description", "choice title", "default", "answer"} <= set(

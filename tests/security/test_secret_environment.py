@@ -19,13 +19,13 @@ import anyio
 import pytest
 from mcp import Client
 
-from elicitkit._crypto import secrets_from_env
+from elicitkit._crypto import SECRET_VARIABLES, secrets_from_env
 from tests.scenes import text_of
 from tests.security.scenes import ELICITKIT, PATH, TOOLS, Served, elicitkit_serve
 
 pytestmark = pytest.mark.anyio
 
-WAYS = ["ELICITKIT_SECRET", "MCP_ELICITATION_SECRET", "ELICITKIT_SECRET_FILE"]
+WAYS = [*SECRET_VARIABLES, "ELICITKIT_SECRET_FILE"]
 
 
 def given(way: str, ring: str, tmp_path: Path) -> dict[str, str]:
@@ -56,7 +56,7 @@ async def test_no_environment_a_tool_can_read_holds_the_secret_however_it_was_gi
     mode: str, served_over: Served, way: str, tmp_path: Path
 ) -> None:
     secret, older = secrets.token_hex(32), secrets.token_hex(32)
-    env = given(way, f"{secret},{older}", tmp_path)
+    env = given(way, f"{secret} {older}", tmp_path)
     # --inherit-env: the tool gets everything the server has, which must not include a secret either.
     async with elicitkit_serve(served_over, env=env, flags=["--inherit-env"]) as server:
         with anyio.fail_after(30):
@@ -88,7 +88,7 @@ def serve_cli(env: dict[str, str], folder: Path = TOOLS) -> subprocess.Completed
 def test_the_server_still_gets_the_whole_ring_it_was_given(way: str, tmp_path: Path) -> None:
     # A ring whose second secret is too short is refused, naming it and where it came from: the ring reached
     # the re-executed server whole, after it left the environment.
-    done = serve_cli(given(way, f"{secrets.token_hex(32)},short", tmp_path))
+    done = serve_cli(given(way, f"{secrets.token_hex(32)} short", tmp_path))
     assert done.returncode == 2
     assert done.stderr.startswith(f"elicitkit serve: {way}'s secret 2 is 5 bytes; a secret must be at least 32 bytes")
 
@@ -128,6 +128,6 @@ def test_a_secret_file_that_is_missing_empty_or_given_with_the_variable_is_refus
 
 def test_a_secret_file_holds_the_same_ring_as_the_variable(tmp_path: Path) -> None:
     new, old = secrets.token_hex(32), secrets.token_hex(32)
-    env = given("ELICITKIT_SECRET_FILE", f" {new} ,\n{old},, ", tmp_path)
-    assert secrets_from_env(env) == [new, old] == secrets_from_env({"ELICITKIT_SECRET": f" {new} ,\n{old},, "})
+    env = given("ELICITKIT_SECRET_FILE", f" {new} \n{old}\n\n", tmp_path)
+    assert secrets_from_env(env) == [new, old] == secrets_from_env({"ELICITKIT_SECRET": f" {new} \n{old}\n\n"})
     assert secrets_from_env({**env, "MCP_ELICITATION_SECRET": secrets.token_hex(32)}) == [new, old]

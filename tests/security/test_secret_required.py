@@ -20,6 +20,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import ElicitRequestParams, ElicitResult
 
 from elicitkit import Accepted, Elicitation
+from elicitkit._crypto import SECRET_VARIABLES
 from elicitkit.testing import ScriptedHuman, decline
 from tests.shell.scenes import BIN, EXAMPLE
 from tests.shell.test_serve import served_over_http
@@ -27,7 +28,7 @@ from tests.test_durable import UnfencedStore
 
 pytestmark = pytest.mark.anyio
 
-VARIABLES = ("ELICITKIT_SECRET", "MCP_ELICITATION_SECRET")
+VARIABLES = SECRET_VARIABLES
 FILE_VARIABLE = "ELICITKIT_SECRET_FILE"
 SECRET = "secret-required-test-secret-0123456789abcdef"
 HOW = 'Generate one with: python -c "import secrets; print(secrets.token_hex(32))"'
@@ -56,7 +57,7 @@ def refused(store: Any, **options: Any) -> str:
 
 
 @pytest.mark.parametrize("variable", VARIABLES)
-@pytest.mark.parametrize("value", ["", "   ", " , "])
+@pytest.mark.parametrize("value", ["", "   ", " \n\t "])
 def test_an_empty_secret_variable_with_a_durable_store_is_refused_and_says_how_to_make_one(
     durable: str, variable: str, value: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -82,8 +83,9 @@ def test_a_short_secret_with_a_durable_store_is_refused_from_the_environment_or_
     assert "secret[1] is 3 bytes" in refused(durable, secret=[SECRET, "old"])
     monkeypatch.setenv("ELICITKIT_SECRET", "short")
     assert "ELICITKIT_SECRET is 5 bytes; a secret must be at least 32 bytes" in refused(durable)
-    monkeypatch.setenv("ELICITKIT_SECRET", f"{SECRET},old")
+    monkeypatch.setenv("ELICITKIT_SECRET", f"{SECRET} old")
     assert "ELICITKIT_SECRET's secret 2 is 3 bytes" in refused(durable)
+    assert "whitespace separates the secrets of a rotation ring" in refused(durable)
 
 
 async def test_no_secret_with_a_durable_or_own_store_is_refused_unless_plaintext_is_chosen(durable: str) -> None:

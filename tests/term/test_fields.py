@@ -24,6 +24,11 @@ MULTI = {"type": "array", "items": {"type": "string", "enum": ["lint", "unit", "
         (TITLED, "Operations", "ops"),
         (TITLED, "dev", "dev"),
         (MULTI, "1, 3", ["lint", "e2e"]),
+        (MULTI, "1 3", ["lint", "e2e"]),
+        (MULTI, "LINT  e2e", ["lint", "e2e"]),
+        (TITLED, "operations", "ops"),
+        (TITLED, "DEV", "dev"),
+        ({"type": "array", "items": {"anyOf": [{"const": "fs", "title": "Full stack"}]}}, "full stack", ["fs"]),
         ({"type": "string", "enum": ["a", "b"], "enumNames": ["Alpha", "Beta"]}, "Beta", "b"),
         ({"type": "string", "format": "date"}, "2026-11-23", "2026-11-23"),
     ],
@@ -82,5 +87,8 @@ def test_defaults_are_prefilled_as_the_person_would_type_them() -> None:
 def test_hints_name_the_kind_and_its_limits() -> None:
     assert hint({"type": "integer", "minimum": 18, "maximum": 99}) == "a whole number ≥ 18 ≤ 99"
     assert hint({"type": "string", "format": "email", "maxLength": 40}) == "an email address, at most 40 characters"
-    assert hint(MULTI) == "one or more, comma-separated, at least 1"
+    assert hint(MULTI) == "numbers or names, e.g. 1,3, at least 1"
+    assert hint({"type": "boolean", "default": True}) == "Y/n"
+    assert hint({"type": "boolean", "default": False}) == "y/N"
+    assert hint({"type": "boolean"}) == "y/n"
     assert hint(TITLED) == "choose one"

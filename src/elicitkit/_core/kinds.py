@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 __all__ = [
     "ACTIONS",
+    "EXPIRES_AT_META",
     "MAX_REASON",
     "Action",
     "Answer",
@@ -22,6 +23,10 @@ __all__ = [
     "is_id",
     "new_id",
 ]
+
+EXPIRES_AT_META = "elicitkit/expiresAt"
+"""The `_meta` key of an `elicitation/create` request saying when the server stops waiting for its answer (epoch
+milliseconds), so a client can show the deadline counting down and close the question when it passes."""
 
 Mode = Literal["form", "url"]
 """How a question is shown: a form the client renders, or a link the person opens."""

@@ -74,6 +74,7 @@ class Answers:
         self.cluster = cluster
         self.host = host
         self.door = door
+        self.stages = door.stages
 
     # -- from the MCP client -----------------------------------------------------------------
 
@@ -134,6 +135,7 @@ class Answers:
         """Take a retry's or the model's answers for a run held here, then hand back the run's next outcome."""
         run = live.run
         if run is None or run.ending:
+            self.stages.lost(arrival)
             if arrival.source == "retry":
                 raise refusals.ended() if run is not None else refusals.unknown()
             return self._not_open(arrival)
@@ -160,11 +162,13 @@ class Answers:
         if arrival.run_id is None:  # the model's answer names a question: find its run from its record
             asked = await self.records.load_question(arrival.question_id, principal)
             if asked is None or asked.route != "llm":
+                self.stages.lost(arrival)
                 return self._not_open(arrival)
             arrival = arrival._replace(run_id=asked.run_id)
             held = self.registry.hosted_run(asked.run_id)
             if held is not None:  # the question closed here already
                 if held.principal != principal or held.ending:
+                    self.stages.lost(arrival)
                     return self._not_open(arrival)
                 try:
                     if asked.observable and arrival.answers[arrival.question_id].action == "accept":
@@ -178,6 +182,7 @@ class Answers:
         run_id = arrival.run_id
         found = await self.records.load_run(run_id, principal)
         if found is None or (arrival.source == "retry" and found[1].tool != arrival.tool):
+            self.stages.lost(arrival)
             if arrival.source == "model":
                 return self._not_open(arrival)
             raise refusals.unknown()
@@ -198,6 +203,7 @@ class Answers:
                 return await self.host.replay(rctx, call_next, run_id, principal, record)
             found = await self.records.load_run(run_id, principal)
             if found is None:
+                self.stages.lost(arrival)
                 raise refusals.unknown()
             owner, record = found
         raise refusals.taking_over()
@@ -218,6 +224,7 @@ class Answers:
         if arrival.run_id is None:
             record = await self.records.load_question(arrival.question_id, arrival.principal)
             if record is None:
+                self.stages.lost(arrival)
                 return _stale(arrival)
             arrival = arrival._replace(run_id=record.run_id)
             records, hosted = {arrival.question_id: record}, record.hosted
@@ -230,6 +237,7 @@ class Answers:
                 return Taken.from_wire(outcome)
         if not hosted:
             logger.warning("Question %s was answered, but the run that asked it is gone", arrival.question_id)
+            self.stages.lost(arrival)
             return _stale(arrival)
         taken = await self._take_recorded(arrival, records)
         # A replay here may have picked the question up meanwhile, after it read the journal: it gets the answer.
@@ -337,7 +345,7 @@ class Answers:
 
     async def _forward(self, owner: str, arrival: Arrival, *, wait: float) -> dict[str, Any] | None:
         assert arrival.run_id is not None
-        return await self.cluster.forward(
+        outcome = await self.cluster.forward(
             owner,
             arrival.run_id,
             arrival.principal,
@@ -346,6 +354,8 @@ class Answers:
             wait,
             check_every=self.policy.lease / 3,
         )
+        self.stages.published(arrival, owner, outcome is not None)
+        return outcome
 
     def _told_model(self, taken: Taken, arrival: Arrival) -> CallToolResult | None:
         """What the model is told at once about its answer; None when the run goes on (the answer was taken, the

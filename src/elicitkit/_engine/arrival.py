@@ -109,7 +109,7 @@ class Taken:
     def from_wire(cls, wire: Mapping[str, Any]) -> Taken:
         rulings = {str(key): Ruling(value) for key, value in wire.get("taken", {}).items()}
         problems = {
-            str(key): InvalidElicitationContent([Problem(str(path), str(message)) for path, message in listed])
+            str(key): InvalidElicitationContent([Problem(_path(path), str(message)) for path, message in listed])
             for key, listed in wire.get("problems", {}).items()
         }
         taken = cls(rulings, problems)
@@ -128,6 +128,13 @@ class Taken:
 
     def has(self, ruling: Ruling) -> bool:
         return ruling in self.rulings.values()
+
+
+def _path(wire: Any) -> str | list[str | int]:
+    """A problem's path as another node sent it: a list of names and indexes (a string: one field's name)."""
+    if isinstance(wire, list):
+        return [part if isinstance(part, int) and not isinstance(part, bool) else str(part) for part in wire]
+    return str(wire)
 
 
 def _answer_wire(answer: Answer) -> list[Any]:

@@ -108,7 +108,9 @@ class ChannelDesk:
         taken = await self.answers.take(arrival)
         if taken.ruling is Ruling.REFUSED:
             problems = taken.problems[link.question_id]
-            detail = {p.path: p.message for p in problems.problems}
+            detail: dict[str, str] = {}
+            for p in problems.problems:  # by field name, as `Verdict.problems` promises: all of a field's problems
+                detail[p.field] = f"{detail[p.field]}; {p.message}" if p.field in detail else p.message
             return Verdict("invalid", f"That answer is not valid: {problems}", detail)
         if not taken.answered:
             return Verdict("closed", _CLOSED)

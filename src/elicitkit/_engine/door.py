@@ -38,6 +38,7 @@ from elicitkit._engine.policy import Policy
 from elicitkit._engine.question import Question
 from elicitkit._engine.records import QuestionRecord, Records
 from elicitkit._engine.run import Run
+from elicitkit._engine.stages import StageEvent, Stages
 from elicitkit._errors import InvalidElicitationContent
 from elicitkit.channels.base import Responder
 
@@ -143,9 +144,10 @@ def _closes_record(question: Asked) -> bool:
 class Door:
     """Takes answers: rules on them, journals them with their claim, and delivers them."""
 
-    def __init__(self, policy: Policy, records: Records) -> None:
+    def __init__(self, policy: Policy, records: Records, stages: Stages) -> None:
         self.policy = policy
         self.records = records
+        self.stages = stages
 
     async def take(self, target: Live | Recorded, arrival: Arrival) -> Taken:
         """The one operation that takes answers (see the module docstring)."""
@@ -156,8 +158,16 @@ class Door:
             return taken
         rulings = taken.rulings
         found: _Found = {}
+        watching, checking = self.stages.lookups_watched, self.stages.validation_hooked
         for key, answer in arrival.answers.items():
             question = target.find(key)
+            if checking and isinstance(question, QuestionRecord):
+                question = self.stages.checked(question, key)
+            if watching:
+                found_it = question is not None
+                self.stages.tell(
+                    StageEvent("lookup_pending", key, arrival.principal, target.run_id, source, found=found_it)
+                )
             if question is None or not accepts(source, question.route, question.observable):
                 rulings[key] = Ruling.STALE
                 continue
@@ -197,6 +207,9 @@ class Door:
         if run is not None and run.hosted:
             arrival = Arrival(source, run.principal, {question.id: answer})
             return (await self.take(Live(run, {question.id: question}), arrival)).ruling
+        if self.stages.lookups_watched:
+            principal = question.caller[0]
+            self.stages.tell(StageEvent("lookup_pending", question.id, principal, None, source, found=True))
         ruling = _ruling(question, Held.EMPTY, answer, source)
         problems = question.problems(answer) if ruling is Ruling.REFUSED else None
         return _delivered(question, ruling, answer, None, source, problems)[0]

@@ -34,6 +34,7 @@ from elicitkit._engine.records import Records, SealerLike
 from elicitkit._engine.registry import Registry
 from elicitkit._engine.routes import Asker
 from elicitkit._engine.run import Run, call
+from elicitkit._engine.stages import Stages
 from elicitkit._engine.tasks import TaskBook
 from elicitkit._web.tokens import LinkTokens
 from elicitkit.stores.base import Broker, Store
@@ -57,7 +58,9 @@ class Engine:
         self.cluster = Cluster(self.store, broker, sealer, policy.node)
         self.tasks = TaskBook(policy, self.registry, self.records, self.cluster)
         self.runs = RunHost(policy, self.registry, self.records, self.cluster, self.tasks)
-        self.door = Door(policy, self.records)
+        self.stages = Stages()
+        """The stage hooks registered on this engine's `Elicitation` (see `_engine.stages`)."""
+        self.door = Door(policy, self.records, self.stages)
         self.answers = Answers(policy, self.registry, self.records, self.cluster, self.runs, self.door)
         self.desk = ChannelDesk(self.records, self.cluster, self.answers, tokens)
         channel_route = ChannelRoute(policy, self.registry, self.records, self.desk)

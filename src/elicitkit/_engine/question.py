@@ -10,6 +10,7 @@ this module sets a question's fields.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple, Protocol
@@ -19,7 +20,7 @@ from mcp_types import ElicitRequestFormParams, ElicitRequestURLParams
 
 from elicitkit import _mcp
 from elicitkit._core.journal import digest_of
-from elicitkit._core.kinds import Answer, Mode, QuestionState, RouteName, Stage
+from elicitkit._core.kinds import EXPIRES_AT_META, Answer, Mode, QuestionState, RouteName, Stage
 from elicitkit._engine.wake import Wake
 from elicitkit._errors import InvalidElicitationContent
 from elicitkit._schema import FormSchema, to_data
@@ -33,6 +34,8 @@ MAX_ATTEMPTS = 3
 Watcher = Callable[["Question", Stage], Awaitable[None] | None]
 """Told once per stage a question reaches on its route (the front's hooks and audit); it returns something to
 await only when there is (an async hook)."""
+Validate = Callable[[Any, "InvalidElicitationContent | None"], "InvalidElicitationContent | None"]
+"""Rules on accepted content after the schema and the type: (content, what they found) to the final verdict."""
 
 
 class Asker(Protocol):
@@ -82,6 +85,7 @@ class Question:
         "_refusals",
         "_run",
         "_scope",
+        "_validate",
         "_watcher",
         "answer",
         "caller",
@@ -137,6 +141,7 @@ class Question:
         self._watcher: Watcher | None = None
         self._reached: tuple[Stage, ...] = ()
         self._checked: tuple[Any, Any] | None = None
+        self._validate: Validate | None = None
         self._answered: Wake | None = None
 
     # -- what was asked ----------------------------------------------------------------
@@ -168,16 +173,18 @@ class Question:
         return self.message
 
     def wire_params(self, version: str | None = None) -> ElicitRequestFormParams | ElicitRequestURLParams:
-        """How the question goes on the wire in an `InputRequiredResult` or a task (2025-11-25 URL questions
-        carry their `elicitationId`)."""
+        """How the question goes on the wire: in `elicitation/create`, an `InputRequiredResult` or a task
+        (2025-11-25 URL questions carry their `elicitationId`), with its deadline in `_meta` when it has one."""
+        meta: Any = {EXPIRES_AT_META: int(self.expires_wall() * 1000)} if math.isfinite(self.expires_at) else None
         if self.mode == "url":
             assert self.url is not None
             if version is not None and not _mcp.is_mrtr(version):
                 return ElicitRequestURLParams(
-                    mode="url", message=self.wire_message, url=self.url, elicitation_id=self.id
+                    mode="url", message=self.wire_message, url=self.url, elicitation_id=self.id, _meta=meta
                 )
-            return ElicitRequestURLParams(mode="url", message=self.wire_message, url=self.url)
-        return ElicitRequestFormParams(message=self.wire_message, requested_schema=self.schema.requested(version))
+            return ElicitRequestURLParams(mode="url", message=self.wire_message, url=self.url, _meta=meta)
+        requested = self.schema.requested(version)
+        return ElicitRequestFormParams(message=self.wire_message, requested_schema=requested, _meta=meta)
 
     def problems(self, answer: Answer) -> InvalidElicitationContent | None:
         """Why an accept's content cannot be taken, checked against the type the tool asked with (its own
@@ -189,6 +196,11 @@ class Question:
             found: Any = to_data(self.schema, answer.content)
         except InvalidElicitationContent as problems:
             found = problems
+        validate = self._validate
+        if validate is not None:
+            verdict = validate(answer.content, found if isinstance(found, InvalidElicitationContent) else None)
+            if verdict is not None:
+                found = verdict
         self._checked = (answer.content, found)
         return found if isinstance(found, InvalidElicitationContent) else None
 
@@ -253,6 +265,10 @@ class Question:
 
     def watch(self, watcher: Watcher | None) -> None:
         self._watcher = watcher
+
+    def validate_with(self, validate: Validate | None) -> None:
+        """Have `validate` rule on every accepted answer after the schema and the type (the `validate` stage)."""
+        self._validate = validate
 
     async def reached(self, stage: Stage) -> None:
         """The route got the question to `stage`; the watcher hears of each stage once."""

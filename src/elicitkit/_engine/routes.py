@@ -124,17 +124,7 @@ class NativeRoute:
 
     async def _send(self, rctx: ServerRequestContext[Any, Any], question: Question, task: str | None) -> Answer | None:
         """The client's reply; None when it is not a valid elicitation result."""
-        if task is not None:
-            params = question.wire_params(rctx.protocol_version)
-            send = _mcp.elicit_for_task(rctx, params, task)
-        elif question.mode == "url":
-            assert question.url is not None
-            send = rctx.session.elicit_url(
-                question.wire_message, question.url, question.id, related_request_id=rctx.request_id
-            )
-        else:
-            wire = question.schema.requested(rctx.protocol_version)
-            send = rctx.session.elicit_form(question.wire_message, wire, related_request_id=rctx.request_id)
+        send = _mcp.elicit(rctx, question.wire_params(rctx.protocol_version), task)
         try:
             if self.keepalive is None or not wants_progress(rctx):
                 result = await send
@@ -324,7 +314,7 @@ class Asker:
             ):
                 await self._close_record(run, question)
         if question.answer is None:
-            raise ElicitationTimeout(timeout)
+            raise ElicitationTimeout(timeout, question.id)
         if question.failure is not None:
             raise question.failure
         if route is self.native and question.observable:

@@ -84,10 +84,10 @@ def to_data(schema: FormSchema, content: Any) -> Any:
 
 
 def _problem(schema: FormSchema, error: Any) -> Problem:
-    path = ".".join(str(part) for part in error["loc"])
-    fmt = schema.properties.get(str(error["loc"][0]), {}).get("format") if error["loc"] else None
+    loc = error["loc"]
+    fmt = schema.properties.get(str(loc[0]), {}).get("format") if loc else None
     # Format validators (email-validator, URL parsing) may quote parts of the value; say only the rule.
-    return Problem(path, f"must be a valid {fmt}" if fmt else error["msg"])
+    return Problem(loc, f"must be a valid {fmt}" if fmt else error["msg"])
 
 
 def problems_in(schema: FormSchema, action: str, content: Any) -> InvalidElicitationContent | None:

@@ -10,14 +10,11 @@ the person at the terminal.
 from __future__ import annotations
 
 import json
-import math
+import logging
 import os
-import shlex
-import tempfile
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -31,124 +28,129 @@ from mcp_types import (
 from rich.console import Console
 from rich.table import Table
 
+from elicitkit._term.arguments import UsageError, check_arguments, parse_arguments
 from elicitkit._term.person import TerminalPerson
+from elicitkit._term.reach import ERA_HINT, ServerLog, Unreachable, explain, no_back_channel, server_of
+from elicitkit._term.status import Status, StatusLine
 from elicitkit._term.text import safe
 
-__all__ = ["PROTOCOLS", "UsageError", "call", "list_tools", "parse_arguments", "server_of"]
+__all__ = ["PROTOCOLS", "Session", "call", "list_tools"]
 
 PROTOCOLS = {"auto": "auto", "2025-11-25": "legacy", "2026-07-28": "2026-07-28"}
 """`--protocol` values and the SDK client mode each one means."""
 
-
-class UsageError(Exception):
-    """The command line asks for something that cannot be: exit status 2, one line, no traceback."""
-
-
 _ROUNDS = 200  # a long form is many 2026-07-28 rounds; the SDK's default stops at 10
 
 
-def server_of(spec: str) -> StdioServerParameters | str:
-    """A URL as it is; anything else is a command line for a stdio server."""
-    if spec.lower().startswith(("http://", "https://")):
-        return spec
-    argv = shlex.split(spec)
-    if not argv:
-        raise UsageError("SERVER is empty: give an http(s)://…/mcp URL or the command that starts the server")
-    return StdioServerParameters(command=argv[0], args=argv[1:])
+class Session:
+    """One connection to SERVER, with the terminal around it: the person, the status line, the server's log."""
 
+    def __init__(self, spec: str, protocol: str, console: Console, *, plain: bool, answers: list[ElicitResult] | None):
+        self.spec = spec
+        self.protocol = protocol
+        self.console = console
+        self.server = server_of(spec)
+        live = console.is_terminal and not plain and os.environ.get("TERM") != "dumb"
+        self.status = Status()
+        self.line = StatusLine(console, self.status, live=live and answers is None)
+        self.person = TerminalPerson(console, self.line, answers=answers, plain=plain)
+        self.log = ServerLog() if isinstance(self.server, StdioServerParameters) else None
+        self.since: int | None = None
+        """Where the stdio server's log stood when the call began: what came before is not about the call."""
 
-def parse_arguments(pairs: list[str], raw: str | None, input_schema: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """`--args '{…}'`, then each `--arg k=v`.
-
-    A value for a string property (per the tool's `input_schema`) is taken as
-    typed; any other value is read as JSON when it is JSON, else as text.
-    """
-    arguments: dict[str, Any] = {}
-    if raw is not None:
+    @asynccontextmanager
+    async def connected(self) -> AsyncIterator[Client]:
+        """The connected client; a failure to reach or use the server becomes `Unreachable`, with the end of
+        the server's own output when it is a stdio server."""
+        sdk = logging.getLogger("mcp")
+        said = _SdkLog(self.line)
+        sdk.addHandler(said)
+        propagates, sdk.propagate = sdk.propagate, False  # the SDK's tracebacks would tear through the prompts
         try:
-            loaded = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"--args is not JSON: {exc}") from None
-        if not isinstance(loaded, dict):
-            raise UsageError("--args takes a JSON object")
-        arguments.update(loaded)
-    properties = (input_schema or {}).get("properties", {})
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise UsageError(f"--arg takes key=value, not {pair!r}")
-        if properties.get(key, {}).get("type") == "string":
-            arguments[key] = value
-            continue
-        try:
-            arguments[key] = json.loads(value)
-        except json.JSONDecodeError:
-            arguments[key] = value
-    return arguments
+            with self.line:
+                async with self._client() as client:
+                    yield client
+        except (UsageError, Unreachable):
+            raise
+        except Exception as exc:  # one line for whatever went wrong, never a traceback
+            cause = _one(exc)
+            if isinstance(cause, UsageError):
+                raise cause from None
+            failure = cause if isinstance(cause, Unreachable) else Unreachable(explain(cause, self.spec, self.stdio))
+            failure.output = self.own_output()
+            raise failure from None
+        finally:
+            sdk.removeHandler(said)
+            sdk.propagate = propagates
+
+    def close(self) -> None:
+        """Delete the stdio server's log, unless the person was shown its end (then it is kept to read)."""
+        if self.log is not None:
+            self.log.discard()
+
+    @property
+    def stdio(self) -> bool:
+        return self.log is not None
+
+    def own_output(self) -> str:
+        """The end of a stdio server's own output since the call began (the log is then kept), as rich markup."""
+        if self.log is None:
+            return ""
+        said = self.log.tail(since=self.since or 0)
+        if not said:
+            if self.since is not None:
+                return ""
+            return "[dim]The server printed nothing on standard error: does it start serving (`server.run()`)?[/dim]"
+        self.log.kept = True
+        return f"[dim]The server's own output ({safe(self.log.path)}) ends with:[/dim]\n{safe(said)}"
+
+    def _client(self) -> Client:
+        async def on_message(message: Any) -> None:
+            if isinstance(message, ElicitCompleteNotification):
+                self.line.note("[green]The server says the link's flow is complete.[/green]")
+
+        async def on_log(params: LoggingMessageNotificationParams) -> None:
+            self.line.note(f"[dim]server {params.level}: {safe(str(params.data))}[/dim]")
+
+        transport: Any = self.server
+        if isinstance(self.server, StdioServerParameters) and self.log is not None:
+            transport = stdio_client(self.server, errlog=self.log.file)
+        return Client(
+            transport,
+            mode=PROTOCOLS[self.protocol],
+            # Always: a client without the capability is shown the fallback's system tool, as a model would be.
+            elicitation_callback=self.person,
+            message_handler=on_message,
+            logging_callback=on_log,
+            input_required_max_rounds=_ROUNDS,
+        )
 
 
-class _ServerLog:
-    """A stdio server's stderr, kept in a file so it does not interleave with the prompts; shown if it fails."""
+class _SdkLog(logging.Handler):
+    """What the SDK logs, as one line above the status (the SDK logs tracebacks for a server's bad output)."""
 
-    def __init__(self) -> None:
-        fd, self.path = tempfile.mkstemp(prefix="elicitkit-server-", suffix=".log")
-        self.file: TextIO = os.fdopen(fd, "w", encoding="utf-8")
+    def __init__(self, line: StatusLine) -> None:
+        super().__init__(logging.WARNING)
+        self.line = line
 
-    def discard(self) -> None:
-        self.file.close()
-        Path(self.path).unlink(missing_ok=True)
-
-    def tail(self, lines: int = 15) -> str:
-        self.file.flush()
-        text = Path(self.path).read_text(encoding="utf-8", errors="replace")
-        return "\n".join(text.splitlines()[-lines:])
-
-
-@asynccontextmanager
-async def _connected(
-    spec: str, protocol: str, console: Console, person: TerminalPerson | None
-) -> AsyncIterator[Client]:
-    server = server_of(spec)
-    log = _ServerLog() if isinstance(server, StdioServerParameters) else None
-    try:
-        async with _client(server, protocol, console, person, log) as client:
-            yield client
-    except Exception:
-        if log is not None and (said := log.tail()):
-            console.print(f"[dim]The server's own output ({safe(log.path)}) ends with:[/dim]")
-            console.print(safe(said), highlight=False)
-            log = None  # kept, for the person to read
-        raise
-    finally:
-        if log is not None:
-            log.discard()
+    def emit(self, record: logging.LogRecord) -> None:
+        said = record.getMessage()
+        if said.startswith("Failed to parse JSONRPC message"):
+            errors = getattr(record.exc_info[1], "errors", None) if record.exc_info else None
+            found = errors()[0].get("input") if callable(errors) and errors() else None
+            line = f": {safe(str(found)[:80])}" if isinstance(found, str) else ""
+            self.line.note(
+                "[yellow]The server wrote a line that is not MCP on its standard output (a print()? a stdio "
+                f"server must log to standard error){line}[/yellow]"
+            )
+            return
+        self.line.note(f"[dim]mcp: {safe(said)}[/dim]")
 
 
-def _client(
-    server: StdioServerParameters | str,
-    protocol: str,
-    console: Console,
-    person: TerminalPerson | None,
-    log: _ServerLog | None,
-) -> Client:
-    async def on_message(message: Any) -> None:
-        if isinstance(message, ElicitCompleteNotification):
-            console.print("[green]The server says the link's flow is complete.[/green]")
-
-    async def on_log(params: LoggingMessageNotificationParams) -> None:
-        console.print(f"[dim]server {params.level}: {safe(str(params.data))}[/dim]")
-
-    transport: Any = server
-    if isinstance(server, StdioServerParameters) and log is not None:
-        transport = stdio_client(server, errlog=log.file)
-    return Client(
-        transport,
-        mode=PROTOCOLS[protocol],
-        elicitation_callback=person,
-        message_handler=on_message,
-        logging_callback=on_log,
-        input_required_max_rounds=_ROUNDS,
-    )
+def _one(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]  # the SDK's task groups wrap the one error that matters
+    return exc
 
 
 async def call(
@@ -161,30 +163,62 @@ async def call(
     raw: bool,
     answers: list[ElicitResult] | None,
     console: Console,
+    plain: bool = False,
 ) -> int:
-    """Call `tool`; print its result. Exit status: 0, or 1 when the tool reports an error."""
-    person = TerminalPerson(console, answers=answers)
+    """Call `tool`; print its result. Exit status: 0, or 1 when the tool reports an error.
+
+    Raises:
+        UsageError: the tool does not exist, or its arguments are not what it takes (exit 2).
+        Unreachable: the server could not be reached or failed the call (exit 3).
+    """
+    session = Session(spec, protocol, console, plain=plain, answers=answers)
+    status = session.status
 
     async def progress(progress: float, total: float | None, message: str | None) -> None:
-        console.print(_bar(progress, total, message))
+        status.progressed(progress, total, message)
+        session.line.changed()
 
-    async with _connected(spec, protocol, console, person) as client:
-        listed = {t.name: t for t in (await client.list_tools()).tools}
-        if tool not in listed:
-            known = ", ".join(sorted(listed)) or "none"
-            raise UsageError(f"the server has no tool {tool!r} (it has: {known})")
-        arguments = parse_arguments(pairs, raw_arguments, listed[tool].input_schema)
-        if not raw:
-            console.print(f"[dim]{safe(tool)} on {safe(spec)} (MCP {client.protocol_version})[/dim]", soft_wrap=True)
-        result = await client.call_tool(tool, arguments, progress_callback=progress)
-    _show(result, raw, console)
+    try:
+        async with session.connected() as client:
+            status.set("Listing tools")
+            listed = {t.name: t for t in (await client.list_tools()).tools}
+            if tool not in listed:
+                known = ", ".join(sorted(listed)) or "none"
+                raise UsageError(f"the server has no tool {tool!r} (it has: {known})")
+            arguments = parse_arguments(pairs, raw_arguments, listed[tool].input_schema)
+            check_arguments(tool, arguments, listed[tool].input_schema)
+            if not raw:
+                version = client.protocol_version
+                session.line.note(f"[dim]{safe(tool)} on {safe(spec)} (MCP {safe(version)})[/dim]")
+            status.set(f"Calling {tool}")
+            session.since = session.log.mark() if session.log is not None else 0
+            result = await client.call_tool(tool, arguments, progress_callback=progress)
+            version = client.protocol_version
+        _show(result, raw, console)
+        if result.is_error:
+            _why(result, version, session)
+    finally:
+        session.close()
     return 1 if result.is_error else 0
 
 
+def _why(result: CallToolResult, version: str | None, session: Session) -> None:
+    """What may explain a tool's error: an era mismatch, and the server's own output during the call."""
+    texts = " ".join(item.text for item in result.content if isinstance(item, TextContent))
+    if version == "2026-07-28" and no_back_channel(texts):
+        session.console.print(f"[yellow]{safe(ERA_HINT)}[/yellow]", soft_wrap=True)
+    if said := session.own_output():
+        session.console.print(said, highlight=False, soft_wrap=True)
+
+
 async def list_tools(spec: str, *, protocol: str, raw: bool, console: Console) -> int:
-    """List the server's tools with their input schemas."""
-    async with _connected(spec, protocol, console, None) as client:
-        listed = await client.list_tools()
+    """List the server's tools with their input schemas (as a client that can show forms sees them)."""
+    session = Session(spec, protocol, console, plain=True, answers=None)
+    try:
+        async with session.connected() as client:
+            listed = await client.list_tools()
+    finally:
+        session.close()
     if raw:
         print(listed.model_dump_json(by_alias=True, exclude_none=True))
         return 0
@@ -194,14 +228,6 @@ async def list_tools(spec: str, *, protocol: str, raw: bool, console: Console) -
         table.add_row(safe(tool.name), safe(tool.description or ""), safe(schema))
     console.print(table)
     return 0
-
-
-def _bar(done: float, total: float | None, message: str | None) -> str:
-    text = f" {safe(message)}" if message else ""
-    if not (total and math.isfinite(total) and math.isfinite(done)):
-        return f"[cyan]… {done:g}[/cyan]{text}"
-    filled = max(0, min(20, round(20 * done / total)))
-    return f"[cyan][{'█' * filled}{'·' * (20 - filled)}] {done:g}/{total:g}[/cyan]{text}"
 
 
 def _show(result: CallToolResult, raw: bool, console: Console) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 from elicitkit._schema.choices import options_of
 from elicitkit._schema.values import check_value
 
-__all__ = ["hint", "initial_text", "parse_field"]
+__all__ = ["as_typed", "hint", "initial_text", "parse_field", "picks"]
 
 _YES = {"y", "yes", "true", "1"}
 _NO = {"n", "no", "false", "0"}
@@ -42,7 +42,7 @@ def parse_field(prop: Mapping[str, Any], text: str, required: bool) -> tuple[boo
     elif kind in ("integer", "number"):
         value = _number(text.strip(), kind)
     elif kind == "array":
-        value = [_choice(prop.get("items", {}), part.strip()) for part in text.split(",") if part.strip()]
+        value = [_choice(prop.get("items", {}), part) for part in picks(prop.get("items", {}), text)]
     elif options_of(prop) is not None:
         value = _choice(prop, text.strip())
     else:
@@ -77,11 +77,25 @@ def _number(text: str, kind: str) -> int | float:
     return int(number) if kind == "integer" and number.is_integer() else number
 
 
+def picks(items: Mapping[str, Any], text: str) -> list[str]:
+    """The parts of a multi-select's entry: `1,3`, `1 3` and `lint, e2e` are two picks each; an option whose
+    title holds a space is still one pick when typed whole."""
+    text = text.strip()
+    if "," in text:
+        return [part.strip() for part in text.split(",") if part.strip()]
+    known = {word.casefold() for option in options_of(items) or [] for word in option}
+    return [text] if text.casefold() in known else text.split()
+
+
 def _choice(prop: Mapping[str, Any], text: str) -> str:
-    """An option by its value, its title, or its number (1-based), in that order."""
+    """An option by its value, its title (any case), or its number (1-based), in that order."""
     options = options_of(prop) or []
     for value, title in options:
         if text in (value, title):
+            return value
+    folded = text.casefold()
+    for value, title in options:
+        if folded in (value.casefold(), title.casefold()):
             return value
     if text.isdigit() and 1 <= int(text) <= len(options):
         return options[int(text) - 1][0]
@@ -90,23 +104,25 @@ def _choice(prop: Mapping[str, Any], text: str) -> str:
 
 def initial_text(prop: Mapping[str, Any]) -> str:
     """The default (SEP-1034) as the person would type it, pre-filled in the prompt."""
-    if "default" not in prop:
-        return ""
-    default = prop["default"]
-    if isinstance(default, bool):
-        return "y" if default else "n"
-    if isinstance(default, list):
-        return ", ".join(str(v) for v in default)
-    return str(default)
+    return as_typed(prop["default"]) if "default" in prop else ""
+
+
+def as_typed(value: Any) -> str:
+    """A value as the person would type it (to edit an answer already given, or a default)."""
+    if isinstance(value, bool):
+        return "y" if value else "n"
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    return str(value)
 
 
 def hint(prop: Mapping[str, Any]) -> str:
     """What the field takes, in a few words: kind, limits, format."""
     kind = prop.get("type", "string")
     if kind == "boolean":
-        return "y/n"
+        return {True: "Y/n", False: "y/N"}.get(prop["default"], "y/n") if "default" in prop else "y/n"
     if kind == "array":
-        words = ["one or more, comma-separated"]
+        words = ["numbers or names, e.g. 1,3"]
         if "minItems" in prop:
             words.append(f"at least {prop['minItems']}")
         if "maxItems" in prop:

@@ -220,7 +220,7 @@ class Pages:
         if reply.status == "refused":
             assert reply.problems is not None
             # The page says what to do in its own words, from the schema; never the validator's text.
-            paths = [problem.path for problem in reply.problems.problems]
+            paths = [problem.dotted for problem in reply.problems.problems]
             errors = explain(found.schema.wire, content, paths) or {"": WHOLE}
             return self._render(request, link, found, binding, status=422, values=content, errors=errors)
         if reply.status == "closed":

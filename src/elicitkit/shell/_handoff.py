@@ -3,7 +3,7 @@
 Linux shows a process's *initial* environment in `/proc/<pid>/environ` to
 anyone who may read it (its user, so every tool it runs), and removing a
 variable from `os.environ` later changes nothing there. So `elicitkit serve`,
-given `ELICITKIT_SECRET`, `MCP_ELICITATION_SECRET` or `ELICITKIT_SECRET_FILE`,
+given a secret (`ELICITKIT_SECRET`, `ELICITKIT_SECRET_FILE` or a FrontMCP variable),
 writes them to a pipe and executes itself again (same pid, same arguments,
 same stdin and stdout) with an environment that no longer holds them; the new
 image reads the pipe once at start and closes it. Neither the server's
@@ -23,7 +23,13 @@ from collections.abc import Mapping
 
 __all__ = ["MOVED", "hand_over", "taken"]
 
-MOVED = ("ELICITKIT_SECRET", "MCP_ELICITATION_SECRET", "ELICITKIT_SECRET_FILE")
+MOVED = (
+    "ELICITKIT_SECRET",
+    "MCP_ELICITATION_SECRET",
+    "MCP_SESSION_SECRET",
+    "MCP_SERVER_SECRET",
+    "ELICITKIT_SECRET_FILE",
+)  # every variable `_crypto.secrets_from_env` reads a secret from
 _PIPE = "ELICITKIT_SECRET_FD"  # in the new image only: the descriptor to read them from
 
 

@@ -42,6 +42,8 @@ from __future__ import annotations
 import logging
 from urllib.parse import urlsplit
 
+from elicitkit._deployment import warn_if_several_nodes
+
 from .base import Broker, FencedStore, PresenceBroker, RoundStore, Store
 from .memory import MemoryBroker, MemoryStore
 from .sqlite import SQLiteStore
@@ -103,6 +105,8 @@ def durable_store(store: str | Store | None) -> str | None:
 def store_and_broker(store: str | Store | None, broker: Broker | None) -> tuple[Store, Broker]:
     """What `Elicitation(store=..., broker=...)` ends up with: a URL's own broker unless one is given; a store
     object given without a broker reaches no other node (and says so, unless it can only be local anyway)."""
+    if store is None:
+        warn_if_several_nodes()  # the default, memory, where the environment says several nodes serve
     if isinstance(store, str) or store is None:
         opened, own = open_store(store)
         return opened, broker or own
