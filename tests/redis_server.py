@@ -92,9 +92,7 @@ class RedisServer:
             if not ready.wait(self.startup_timeout):
                 raise RuntimeError(f"redis-server was not ready within {self.startup_timeout:g} s:\n{self._tail()}")
             if not became_ready:
-                raise RuntimeError(
-                    f"redis-server exited with {process.poll()} before it was ready:\n{self._tail()}"
-                )
+                raise RuntimeError(f"redis-server exited with {process.poll()} before it was ready:\n{self._tail()}")
         except BaseException:
             self._process = None
             if process.poll() is None:

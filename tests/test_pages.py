@@ -234,5 +234,5 @@ def test_no_choice_is_made_for_the_person() -> None:
     assert not any("selected" in o for o in options)
     assert "Choose one" in page.text
     # Optional fields say so; required ones carry no mark.
-    assert page.text.count("(optional)") == 3  # tier, notify, plan (canary is a single checkbox)
+    assert page.text.count("(optional)") == 4  # tier, notify, plan (canary is a single checkbox), the decline reason
     assert "Decline tells the tool no; Cancel closes the question without saying yes or no." in page.text

@@ -387,6 +387,21 @@ async def test_the_decline_and_cancel_buttons_end_the_question_as_that_outcome(
     assert hitl.pending_questions == 0
 
 
+async def test_declining_on_the_page_with_a_reason_hands_the_tool_the_reason(mode: str) -> None:
+    hitl, answers = form_server()
+    async with asking(hitl, mode) as scene:
+        call, link, page = await scene.open()
+        assert '<label for="ek:reason">Reason for declining' in page.response.text
+        assert 'name="ek:reason" maxlength="1000" rows="2" aria-describedby="ek:reason-hint"' in page.response.text
+        too_long = await press(scene.browser, link, page, "decline", {"ek:reason": "x" * 1001})
+        assert too_long.status_code == 400
+        assert "at most 1,000 characters" in too_long.text
+        done = await press(scene.browser, link, page, "decline", {"ek:reason": "  Not my account  "})
+        assert done.status_code == 200, done.text
+        await call.result()
+    assert answers == [Declined("Not my account")]
+
+
 async def test_a_post_that_breaks_the_constraints_is_shown_again_with_errors_and_a_corrected_one_completes(
     mode: str,
 ) -> None:

@@ -23,12 +23,12 @@ from elicitkit._engine.run import Run
 from elicitkit._engine.stages import StageEvent
 from elicitkit._errors import InvalidElicitationContent
 from elicitkit._helpers import FIELD
-from elicitkit._hookdata import Ask, Outcome, QuestionInfo
+from elicitkit._hookdata import Ask, Outcome, QuestionInfo, Unchanged
 from elicitkit._hooks import Hooks, pending
 from elicitkit._mcp import ToolContext
 from elicitkit._results import Accepted, Cancelled, Declined, ElicitationResult
 from elicitkit._schema.compile import FormSchema, compile_schema
-from elicitkit._timeouts import Timeout, check_message, seconds
+from elicitkit._timeouts import Timeout, check_message, check_seconds, seconds
 from elicitkit.channels.base import Via
 
 __all__ = ["Asking", "Convert"]
@@ -91,7 +91,9 @@ class Asking:
             if answer.action == "accept":
                 data = asked.data_of(answer.content)
                 return Accepted(data=data[FIELD] if unwrap else data, content=dict(answer.content), meta=answer.meta)
-            return Declined(meta=answer.meta) if answer.action == "decline" else Cancelled(meta=answer.meta)
+            if answer.action == "decline":
+                return Declined(answer.reason, meta=answer.meta)
+            return Cancelled(meta=answer.meta)
 
         return await self(ctx, question, limit, convert, rewritable=not unwrap)
 
@@ -125,7 +127,7 @@ class Asking:
                     asked = hooks.before_ask(one.describe(), one.rewrite)
                     if pending(asked):
                         await asked
-                result = convert(question, await self.engine.asker.ask(ctx, run, question, limit, rctx))
+                result = convert(question, await self.engine.asker.ask(ctx, run, question, one.limit, rctx))
                 if hooks.has("before_answer"):
                     reviewed = hooks.before_answer(one.describe(), result)
                     result = await reviewed if pending(reviewed) else reviewed
@@ -236,6 +238,10 @@ class _Exchange:
         if ask.schema is not None and not self.rewritable:
             raise TypeError("only the schema of a form question asked with `elicit` can be rewritten")
         schema = None if ask.schema is None else compile_schema(ask.schema)
+        if not isinstance(ask.timeout, Unchanged):
+            check_seconds(ask.timeout, "Ask(timeout=...)")
+            self.limit = seconds(ask.timeout, None)
+            self.question.retime(anyio.current_time() + self.limit)
         self.question.reword(ask.message, schema)
         return self.describe()
 

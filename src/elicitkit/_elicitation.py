@@ -333,22 +333,23 @@ class Elicitation:
         destinations: Mapping[str, Via] | None = None,
         *,
         name: str = "elicit",
-        timeout: Timeout = SERVER_DEFAULT,
+        timeout: _elicit_tool.PerCaller = _elicit_tool.MCPDO_TIMEOUTS,
     ) -> None:
-        """Register an `elicit` tool through which an agent asks a person a question of its own (mcp.do's shape).
+        """Register mcp.do's `elicit` tool: an agent asks a person (`{message, schema, uiType}`) on a channel.
 
-        Its input is `{message, schema, uiType}`; `destinations` maps each
-        `uiType` ("slack", "discord", "teams", "web") to where it asks, e.g.
-        `{"slack": slack("#approvals")}` (an added web inbox is offered as
-        `web()` by default). Results read `User provided: {json}`, `User
-        declined: {reason}` or `User canceled: Request timed out after N
-        minutes`, with structured content `{action, content?, reason?}`.
+        `destinations` maps each `uiType` ("slack", "discord", "teams", "web", the first the default) to where it
+        asks, e.g. `{"slack": slack("#approvals")}` (an added web inbox is offered as `web()`). Results are mcp.do's,
+        `isError` included, with structured content `{action, content?, reason?}`. `timeout` is by caller: mcp.do's
+        `{"anonymous": 180, "authenticated": 300}` seconds by default; or seconds (None: no limit), `SERVER_DEFAULT`,
+        or a function of the caller's principal (None when anonymous). See docs/channels.md.
 
         Raises:
-            ValueError: a destination names a channel that was not added, or there is none.
+            ValueError: a destination names a channel that was not added, or there is none; a bad timeout.
         """
-        limit = self._asking.limit(timeout)
-        _elicit_tool.install(self._seam, self.elicit, self.channel_names, destinations or {}, name, limit)
+        limit = _elicit_tool.per_caller(timeout, self._asking.timeout)
+        _elicit_tool.install(
+            self._seam, self.elicit, self.principal, self.channel_names, destinations or {}, name, limit
+        )
 
     @property
     def active_runs(self) -> int:

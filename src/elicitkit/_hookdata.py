@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -127,12 +128,30 @@ class QuestionInfo:
         )
 
 
+class Unchanged(enum.Enum):
+    """The type of `Ask.timeout`'s default: the question keeps the time it was asked with."""
+
+    TIMEOUT = "the question's own timeout"
+
+    def __repr__(self) -> str:
+        return "UNCHANGED"
+
+
+UNCHANGED = Unchanged.TIMEOUT
+
+
 @dataclass(frozen=True, slots=True)
 class Ask:
-    """What a `before_ask` hook asks instead: a new message, a new schema (form questions of `elicit`), or both."""
+    """What a `before_ask` hook asks instead: a new message, a new schema (form questions of `elicit`), a new
+    timeout, or any of them together.
+
+    Attributes:
+        timeout: seconds the person has from now (None: no limit); left out, the question keeps its own.
+    """
 
     message: str | None = None
     schema: Any = None
+    timeout: float | Unchanged | None = UNCHANGED
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ One question passes these points, in this order:
 | point | called with | may |
 | --- | --- | --- |
 | `around` | `(question, call_next)` | wrap all below (`await call_next()` is the result); first is outermost |
-| `before_ask` | `(question)` | return `Ask(message=..., schema=...)` to rewrite the question; raise to veto |
+| `before_ask` | `(question)` | return `Ask(message=, schema=, timeout=)` to rewrite the question; raise to veto |
 | `after_ask` | `(question, stage)`: `"stored"`, then `"sent"` | observe (the route is known from here on) |
 | `before_answer` | `(question, result)` | return another result (`Declined(reason=...)`); raise to withhold it |
 | `after_answer` | `(question, outcome)` | observe what the tool got: a result or an error (timeout, veto, ...) |

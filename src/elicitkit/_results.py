@@ -49,7 +49,8 @@ class Declined:
     """The person explicitly said no, or a `before_answer` hook turned their answer into a no.
 
     Attributes:
-        reason: why, when a hook declined on the person's behalf (None when the person declined).
+        reason: why: what the person wrote when declining on a channel (Slack, Discord, Teams), or what a hook
+            that declined on their behalf gave; None when nobody said.
         meta: the `_meta` of the client's reply, when it carried one (results compare equal, and print, without it).
     """
 

@@ -161,7 +161,9 @@ class Links:
         # client's consent only acknowledges the question.
         observable = wait == "completed"
         question = self._url_question(message, url, _NO_FIELDS, limit, observable=observable, question_id=question_id)
-        return await self.asking(ctx, question, limit, lambda _, answer: _outcome(answer.action, None, {}, answer.meta))
+        return await self.asking(
+            ctx, question, limit, lambda _, answer: _outcome(answer.action, None, {}, answer.meta, answer.reason)
+        )
 
     async def complete(self, elicitation_id: str, *, principal: str | None = None) -> bool:
         """`Elicitation.complete`."""
@@ -188,7 +190,7 @@ class Links:
 
         def convert(_: Question, answer: Answer) -> ElicitationResult[Any]:
             if answer.action != "accept":
-                return _outcome(answer.action, None, {}, answer.meta)
+                return _outcome(answer.action, None, {}, answer.meta, answer.reason)
             # Secrets stay inside SecretStr in `data`; `content` never carries them in the clear.
             content = {k: (REDACTED if k in form.secret_fields else v) for k, v in (answer.content or {}).items()}
             return Accepted(data=to_data(form, answer.content), content=content, meta=answer.meta)
@@ -236,7 +238,8 @@ class Links:
 
         def convert(_: Question, answer: Answer) -> ElicitationResult[Any]:
             content = answer.content if isinstance(answer.content, Mapping) else {}
-            return _outcome(answer.action, {str(k): str(v) for k, v in content.items()}, dict(content), answer.meta)
+            data = {str(k): str(v) for k, v in content.items()}
+            return _outcome(answer.action, data, dict(content), answer.meta, answer.reason)
 
         return await self.asking(ctx, question, limit, convert)
 
@@ -268,9 +271,11 @@ def _link_expiry(limit: float) -> float:
     return time.time() + min(limit, LINK_LIFETIME_MAX)
 
 
-def _outcome(action: str, data: Any, content: dict[str, Any], meta: Any = None) -> ElicitationResult[Any]:
+def _outcome(
+    action: str, data: Any, content: dict[str, Any], meta: Any = None, reason: str | None = None
+) -> ElicitationResult[Any]:
     if action == "accept":
         return Accepted(data=data, content=content, meta=meta)
     if action == "decline":
-        return Declined(meta=meta)
+        return Declined(reason, meta=meta)
     return Cancelled(meta=meta)

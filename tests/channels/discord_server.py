@@ -221,6 +221,13 @@ class Interactions:
         data = {"custom_id": select["custom_id"], "component_type": 3, "id": select["id"], "values": values}
         return await self.send(self.payload(3, data, user, current))
 
+    async def decline(self, message: Mapping[str, Any], user: User, reason: str | None = None) -> Reply:
+        """`user` clicks Decline, writes `reason` (or nothing) in the modal that opens, and submits it."""
+        opened = await self.click(message, "Decline", user)
+        if opened.json.get("type") != 9:
+            return opened  # no modal: the question is closed, say
+        return await self.submit(message, opened, {"Reason (optional)": reason}, user)
+
     async def submit(self, message: Mapping[str, Any], opened: Reply, answers: Mapping[str, Any], user: User) -> Reply:
         """`user` fills the modal `opened` (by label: text, True/False, an option's label or a list of them)."""
         form = opened.json["data"]

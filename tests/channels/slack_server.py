@@ -116,6 +116,8 @@ class LocalSlack:
         self.messages: list[Message] = []
         self.ephemerals: list[Ephemeral] = []
         self.views: list[View] = []
+        self.refuse_views: str | None = None
+        """An error `views.open` answers with (`expired_trigger_id`, say), to see the app cope."""
         self.last_request: tuple[bytes, dict[str, str]] | None = None
         self._ids = itertools.count(1)
         self._triggers: dict[str, tuple[User, float]] = {}
@@ -225,6 +227,8 @@ class LocalSlack:
         return {"channel": channel, "ts": message.ts, "text": message.text}
 
     def _views_open(self, body: dict[str, Any]) -> dict[str, Any]:
+        if self.refuse_views is not None:
+            raise SlackError(self.refuse_views)
         trigger = self._triggers.pop(str(body.get("trigger_id")), None)
         if trigger is None:
             raise SlackError("invalid_trigger_id")
@@ -311,6 +315,13 @@ class LocalSlack:
             "actions": [action | {"action_ts": f"{time.time():.6f}"}],
         }
         return await self.send(payload, secret=secret, timestamp=timestamp)
+
+    async def decline(self, user: User, message: Message, reason: str | None = None) -> httpx.Response:
+        """`user` clicks Decline, writes `reason` (or nothing) in the modal that opens and submits it."""
+        opened = len([v for v in self.views if v.user == user])
+        await self.click(user, message, "Decline")
+        view = await self.opened_view(user, opened + 1)
+        return await self.submit(user, view, {"reason": reason})
 
     async def submit(self, user: User, view: View, values: Mapping[str, Any]) -> httpx.Response:
         """`user` fills the modal (by field name: text, True for a ticked box, option texts, dates) and submits it.

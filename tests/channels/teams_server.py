@@ -240,6 +240,11 @@ class LocalBotFramework:
         card = question.card
         (button,) = [a for a in card["actions"] if a["title"] == title]
         fields = card_inputs(card)
+        if button["type"] == "Action.ShowCard":
+            # The press is the button of the card it shows, which sends that card's inputs and its parent's.
+            shown = button["card"]
+            (button,) = shown["actions"]
+            fields |= card_inputs(shown)
         unknown = set(inputs or {}) - set(fields)
         assert not unknown, f"the card has no inputs {unknown}"
         action = button["fallback"] if submit else button

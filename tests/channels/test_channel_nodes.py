@@ -168,3 +168,36 @@ async def test_tasks_update_on_the_other_node_answers_the_question_where_the_run
         await raw(polling, "tasks/update", {"taskId": task_id, "inputResponses": answer})
         done = await poll_until(polling, task_id, {"completed", "failed"})
     assert done["result"]["content"][0]["text"] == "accept:12 on a"
+
+
+async def test_a_decline_and_its_reason_given_on_the_other_node_reach_the_elicit_tool(
+    redis_server: RedisServer, mode: str
+) -> None:
+    nodes = []
+    for name in ("a", "b"):
+        server = MCPServer(f"node-{name}")
+        channel = RecordingChannel("slack")
+        hitl = Elicitation(server, channels=[channel], store=redis_server.url, secret=SECRET, node_id=name)
+        hitl.install_elicit_tool({"slack": Via("slack", "#ops", frozenset({"U1"}))})
+        nodes.append((server, channel, hitl))
+    (asking, asking_channel, _), (_, other_channel, _) = nodes
+    got: dict[str, Any] = {}
+    async with AsyncExitStack() as stack:
+        for _, _, hitl in nodes:
+            stack.push_async_callback(hitl.aclose)
+        client = await stack.enter_async_context(Client(asking, mode=mode))
+        tg = await stack.enter_async_context(anyio.create_task_group())
+
+        async def call() -> None:
+            got["result"] = await client.call_tool("elicit", {"message": "Deploy?", "schema": SEATS})
+
+        tg.start_soon(call)
+        prompt = await asking_channel.next_post(1)
+        assert other_channel.desk is not None
+        declined = await other_channel.desk.reply(
+            prompt.token, Responder("slack", "U1"), "decline", None, reason="Freeze until Monday"
+        )
+        assert declined.ok
+    assert text_of(got["result"]) == "User declined: Freeze until Monday"
+    assert got["result"].is_error
+    assert [c.text for c in await asking_channel.closings(1)] == ["Declined by U1: Freeze until Monday"]

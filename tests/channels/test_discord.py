@@ -27,15 +27,10 @@ from pydantic import BaseModel, Field, SecretStr
 
 from elicitkit import Accepted, Declined, Elicitation, ElicitationTimeout
 from elicitkit.channels._discord import DiscordChannel, DiscordError, Signatures
-from elicitkit.channels._discord_components import (
-    closed_message,
-    content_of_modal,
-    layout_of,
-    modal,
-    question_message,
-)
+from elicitkit.channels._discord_components import closed_message, layout_of, modal, question_message
+from elicitkit.channels._discord_replies import content_of_modal
 from elicitkit.channels.base import ChannelRefused, Closing, Prompt, Responder, discord
-from tests.channels.discord_server import CHANNEL, Interactions, LocalDiscord, User
+from tests.channels.discord_server import CHANNEL, Interactions, LocalDiscord, Reply, User, response_problems
 from tests.scenes import serving, text_of
 
 pytestmark = pytest.mark.anyio
@@ -112,7 +107,7 @@ def asks_to_deploy(approvers: set[str] | None = None, timeout: float = 10) -> Ca
             except ElicitationTimeout:
                 return "timed out"
             if isinstance(answer, Declined):
-                return "declined"
+                return f"declined: {answer.reason}" if answer.reason else "declined"
             assert isinstance(answer, Accepted)
             return f"deploy={answer.data}"
 
@@ -290,12 +285,50 @@ async def test_decline_in_discord_declines_the_question_and_the_message_says_who
     async with in_discord(asks_to_deploy(), mode) as scene:
         running = scene.call("deploy")
         message = await scene.discord.message(1)
-        assert (await scene.people.click(message, "Decline", BOB)).content == THANKS
+        assert (await scene.people.decline(message, BOB)).content == THANKS
         assert await running.text() == "declined"
         edit = await scene.discord.edit_of(message)
         assert edit["components"] == []
         assert edit["embeds"][0]["fields"] == [{"name": "Outcome", "value": "Declined by bob"}]
         assert "elicitkit · " not in str(scene.discord.messages[message["id"]]["embeds"])
+
+
+async def test_decline_in_discord_asks_why_and_the_tool_and_the_message_read_the_reason(mode: str) -> None:
+    async with in_discord(asks_to_deploy(), mode) as scene:
+        running = scene.call("deploy")
+        message = await scene.discord.message(1)
+        opened = await scene.people.click(message, "Decline", BOB)
+        assert opened.json["type"] == 9
+        assert response_problems(opened.json) == {}
+        (label,) = opened.json["data"]["components"]
+        assert (label["label"], label["component"]["required"], label["component"]["max_length"]) == (
+            "Reason (optional)",
+            False,
+            1000,
+        )
+        assert scene.discord.edits() == []  # opening the modal answers nothing
+        reply = await scene.people.submit(
+            message, opened, {"Reason (optional)": "Freeze until **Monday** @everyone"}, BOB
+        )
+        assert reply.content == THANKS
+        assert await running.text() == "declined: Freeze until **Monday** @everyone"
+        edit = await scene.discord.edit_of(message)
+        (outcome,) = edit["embeds"][0]["fields"]
+        assert outcome["value"] == "Declined by bob: Freeze until \\*\\*Monday\\*\\* \\@everyone"
+        assert edit["allowed_mentions"] == {"parse": []}
+
+
+async def test_a_decline_modal_for_a_closed_question_or_another_message_answers_nothing() -> None:
+    async with in_discord(asks_to_deploy(), "auto") as scene:
+        running = scene.call("deploy")
+        message = await scene.discord.message(1)
+        opened = await scene.people.click(message, "Decline", BOB)
+        forged = dict(opened.json, data=dict(opened.json["data"], custom_id="ek:d:1234"))
+        assert "not" in (await scene.people.submit(message, Reply(200, forged, "", (b"", {})), {}, BOB)).content.lower()
+        await scene.people.click(message, "Approve", ADA)
+        assert await running.text() == "deploy=True"
+        late = await scene.people.submit(message, opened, {"Reason (optional)": "too late"}, BOB)
+        assert late.content == "This is not an open elicitkit question."  # the closed message holds no token
 
 
 async def test_a_second_answer_after_the_first_is_told_the_question_is_closed() -> None:

@@ -26,7 +26,8 @@ from pydantic import BaseModel, Field, SecretStr
 
 from elicitkit import Accepted, Declined, Elicitation, ElicitationResult, ElicitationTimeout
 from elicitkit.channels import SlackChannel
-from elicitkit.channels._slack_blocks import click_content, content_of, message_blocks, modal_view
+from elicitkit.channels._slack_blocks import message_blocks, modal_view
+from elicitkit.channels._slack_replies import click_content, content_of
 from elicitkit.channels.base import ChannelRefused, Closing, Prompt, Responder, slack
 from tests.channels.slack_server import LocalSlack, User
 from tests.scenes import serving, text_of
@@ -56,7 +57,9 @@ def said(result: ElicitationResult[Any]) -> str:
     if isinstance(result, Accepted):
         data = result.data
         return json.dumps(data.model_dump(mode="json") if isinstance(data, BaseModel) else data, sort_keys=True)
-    return "declined" if isinstance(result, Declined) else "cancelled"
+    if isinstance(result, Declined):
+        return f"declined: {result.reason}" if result.reason else "declined"
+    return "cancelled"
 
 
 def desk_server(local: LocalSlack) -> Elicitation:
@@ -218,7 +221,7 @@ async def test_someone_who_is_not_an_approver_cannot_answer_through_the_modal_ei
         assert "not one of the approvers" in json.dumps(view.view["blocks"])
         assert message.updates == 0
 
-        await local.click(ALICE, message, "Decline")
+        await local.decline(ALICE, message)
         assert await result() == "declined"
 
 
@@ -243,7 +246,7 @@ async def test_a_callback_with_a_stale_or_future_timestamp_is_refused() -> None:
             stale = await local.click(ALICE, message, "Approve", timestamp=int(time.time()) + off)
             assert (stale.status_code, stale.text) == (401, "Stale X-Slack-Request-Timestamp")
         assert (message.updates, local.ephemerals) == (0, [])
-        await local.click(ALICE, message, "Decline")
+        await local.decline(ALICE, message)
         assert await result() == "declined"
 
 
@@ -264,9 +267,48 @@ async def test_a_replayed_callback_is_refused() -> None:
 async def test_decline_answers_declined_and_says_who_declined() -> None:
     async with desk() as (local, client), calling(client, "ask", {"kind": "confirm"}) as result:
         message = await local.message(1)
-        await local.click(BOB, message, "Decline")
+        await local.decline(BOB, message)
         assert await result() == "declined"
     assert (message.updates, message.labels(), message.context()) == (1, [], "Declined by bob")
+
+
+async def test_decline_asks_why_and_the_tool_and_the_message_read_the_reason(mode: str) -> None:
+    async with desk(mode) as (local, client), calling(client, "ask", {"kind": "confirm"}) as result:
+        message = await local.message(1)
+        await local.click(BOB, message, "Decline")
+        view = await local.opened_view(BOB)
+        assert view.view["callback_id"] == "elicitkit.decline"
+        assert view.view["submit"]["text"] == "Decline"
+        (reason,) = [b for b in view.view["blocks"] if b["type"] == "input"]
+        assert (reason["block_id"], reason["optional"], reason["element"]["max_length"]) == ("reason", True, 1000)
+        assert "Deploy &lt;v2&gt; &amp; restart?" in json.dumps(view.view["blocks"])  # the question, escaped
+        assert message.updates == 0  # opening the modal answers nothing
+        assert (await local.submit(BOB, view, {"reason": "Freeze until Monday <@U0ALICE>"})).status_code == 200
+        assert await result() == "declined: Freeze until Monday <@U0ALICE>"
+    assert not view.open
+    assert message.context() == "Declined by bob: Freeze until Monday &lt;@U0ALICE&gt;"
+    assert (await local.ephemeral_for(BOB)).text == "Thanks, your answer was recorded."
+
+
+async def test_when_slack_will_not_open_the_decline_modal_the_click_declines_without_a_reason() -> None:
+    async with desk() as (local, client), calling(client, "ask", {"kind": "confirm"}) as result:
+        message = await local.message(1)
+        local.refuse_views = "expired_trigger_id"
+        await local.click(BOB, message, "Decline")
+        assert await result() == "declined"
+    assert (message.context(), local.views) == ("Declined by bob", [])
+
+
+async def test_a_decline_modal_submitted_after_the_question_closed_says_so() -> None:
+    async with desk() as (local, client), calling(client, "ask", {"kind": "confirm"}) as result:
+        message = await local.message(1)
+        await local.click(BOB, message, "Decline")
+        view = await local.opened_view(BOB)
+        await local.click(ALICE, message, "Approve")
+        assert await result() == "true"
+        assert (await local.submit(BOB, view, {"reason": "too late"})).json()["response_action"] == "update"
+    assert "This question is closed" in json.dumps(view.view["blocks"])
+    assert message.context().startswith("Answered by alice")
 
 
 # -- closing -------------------------------------------------------------------------------------------

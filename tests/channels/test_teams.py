@@ -24,7 +24,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult
 from pydantic import BaseModel, Field, SecretStr
 
-from elicitkit import Accepted, Elicitation, ElicitationTimeout
+from elicitkit import Accepted, Declined, Elicitation, ElicitationTimeout
 from elicitkit.channels import _teams_auth
 from elicitkit.channels._teams import TeamsChannel, TeamsError
 from elicitkit.channels._teams_auth import SeenActivities
@@ -122,6 +122,8 @@ def confirming(approvers: set[str] | None = None, timeout: float | None = None) 
                 )
             except ElicitationTimeout:
                 return "timed out"
+            if isinstance(answer, Declined) and answer.reason:
+                return f"Declined: {answer.reason}"
             return f"approved={answer.data}" if isinstance(answer, Accepted) else type(answer).__name__
 
     return setup
@@ -185,6 +187,33 @@ async def test_declining_on_teams_declines_the_question(mode: str) -> None:
         assert await scene.said(question, "Decline") == THANKS
         assert await scene.outcome() == "Declined"
         assert card_texts((await scene.bf.update_of(question)).card)[-1] == "Declined by Alice"
+
+
+async def test_declining_on_teams_with_a_reason_hands_the_tool_the_reason(mode: str) -> None:
+    async with desk(confirming(), mode) as scene:
+        question = await scene.bf.question(1)
+        reason = "Freeze until **Monday**, see https://status.example.com"
+        assert await scene.said(question, "Decline", inputs={"reason": reason}) == THANKS
+        assert await scene.outcome() == f"Declined: {reason}"
+        closed = card_texts((await scene.bf.update_of(question)).card)[-1]
+        assert closed == "Declined by Alice: Freeze until \\*\\*Monday\\*\\*, see https\\://status\\.example\\.com"
+
+
+async def test_a_reason_longer_than_a_card_allows_is_refused_and_the_question_stays_open() -> None:
+    async with desk(confirming()) as scene:
+        question = await scene.bf.question(1)
+        refused = await scene.said(question, "Decline", inputs={"reason": "x" * 1001})
+        assert refused == "A reason for declining may have at most 1,000 characters, not 1,001"
+        assert scene.bf.updates == [] and not scene.done.is_set()
+        assert await scene.said(question, "Decline", inputs={"reason": "x" * 1000}) == THANKS
+        assert await scene.outcome() == "Declined: " + "x" * 1000
+
+
+async def test_a_reason_teams_sends_through_the_submit_fallback_counts_too() -> None:
+    async with desk(confirming()) as scene:
+        question = await scene.bf.question(1)
+        await scene.press(question, "Decline", inputs={"reason": "not today"}, submit=True)
+        assert await scene.outcome() == "Declined: not today"
 
 
 async def test_an_invalid_answer_is_explained_to_the_presser_and_the_question_stays_open() -> None:
@@ -625,7 +654,17 @@ def test_every_field_type_renders_as_a_teams_input() -> None:
     submit, decline = card["actions"]
     assert (submit["verb"], submit["data"]) == ("elicitkit.answer", {"ek": "t" * 120, "action": "answer"})
     assert submit["fallback"]["type"] == "Action.Submit" and submit["associatedInputs"] == "auto"
-    assert (decline["verb"], decline["associatedInputs"]) == ("elicitkit.decline", "none")
+    assert (decline["type"], decline["title"]) == ("Action.ShowCard", "Decline")
+    (why,) = card_inputs(decline["card"]).values()
+    assert (why["id"], why["isMultiline"], why["maxLength"], why.get("isRequired", False)) == (
+        "reason",
+        True,
+        1000,
+        False,
+    )
+    (declines,) = decline["card"]["actions"]
+    assert (declines["verb"], declines["data"]) == ("elicitkit.decline", {"ek": "t" * 120, "action": "decline"})
+    assert declines["associatedInputs"] == "auto" and declines["fallback"]["type"] == "Action.Submit"
 
 
 def test_a_lone_choice_with_many_options_is_a_menu_and_a_few_are_buttons() -> None:
@@ -633,7 +672,11 @@ def test_a_lone_choice_with_many_options_is_a_menu_and_a_few_are_buttons() -> No
     assert [i["type"] for i in card_inputs(question_card(prompt_of(many))).values()] == ["Input.ChoiceSet"]
     few = {"type": "object", "properties": {"v": {"type": "string", "enum": ["a", "b"]}}}
     buttons = question_card(prompt_of(few))["actions"]
-    assert [(b["title"], b["data"].get("field:v")) for b in buttons] == [("a", "a"), ("b", "b"), ("Decline", None)]
+    assert [(b["title"], b.get("data", {}).get("field:v")) for b in buttons] == [
+        ("a", "a"),
+        ("b", "b"),
+        ("Decline", None),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -655,9 +698,9 @@ def test_a_question_with_secret_fields_has_no_inputs_only_the_secure_page_button
     schema = {"type": "object", "properties": {"user": {"type": "string"}, "password": {"type": "string"}}}
     card = question_card(prompt_of(schema, secret=("password",)))
     assert card_inputs(card) == {}
-    assert [(a["title"], a["verb"]) for a in card["actions"]] == [
+    assert [(a["title"], a.get("verb", a["type"])) for a in card["actions"]] == [
         ("Answer on a secure page", "elicitkit.secure"),
-        ("Decline", "elicitkit.decline"),
+        ("Decline", "Action.ShowCard"),
     ]
 
 

@@ -249,6 +249,27 @@ async def test_declining_in_the_inbox_returns_declined_to_the_tool(mode: str) ->
         assert await call.text() == "first: decline"
 
 
+async def test_declining_in_the_inbox_with_a_reason_hands_it_to_the_elicit_tool(mode: str) -> None:
+    hitl = inbox_server()
+    hitl.install_elicit_tool({"web": web("alice")})
+    schema = {"type": "object", "properties": {"seats": {"type": "integer"}}, "required": ["seats"]}
+    async with (
+        serving(hitl) as url,
+        person(url, "alice") as alice,
+        alice.events() as events,
+        calling(url, mode, "elicit", message="How many seats?", schema=schema) as call,
+    ):
+        question = await alice.arrival(events, "How many seats?")
+        page = (await alice.http.get("/elicit/inbox")).text
+        assert f'<label for="{question.id}-ek:reason">Reason for declining' in page
+        assert f'name="ek:reason" maxlength="1000" rows="2" aria-describedby="{question.id}-ek:reason-hint"' in page
+        declined = await alice.answer(question, "decline", **{"ek:reason": "Ask <b>Bob</b>"})
+        assert declined.status_code == 200
+        result = await call.outcome()
+    assert result.is_error
+    assert text_of(result) == "User declined: Ask <b>Bob</b>"
+
+
 async def test_another_principal_neither_sees_nor_answers_alices_question_which_stays_open(mode: str) -> None:
     hitl = inbox_server()
     async with (

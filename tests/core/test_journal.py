@@ -3,8 +3,14 @@
 import hashlib
 import json
 
+import pytest
+
 from elicitkit._core.journal import Entry, Held, canonical_schema, digest_of, held_at, reusable_answer, reusable_step
 from elicitkit._core.kinds import Answer
+from elicitkit._crypto import Sealer
+from elicitkit._engine.arrival import Arrival
+from elicitkit._engine.records import Records
+from elicitkit.stores.memory import MemoryStore
 
 SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
 
@@ -53,3 +59,21 @@ def test_the_digest_is_the_same_text_whether_the_schema_was_serialised_before_or
     expected = hashlib.sha256(whole.encode()).hexdigest()[:32]
     assert digest_of(message, SCHEMA) == expected
     assert digest_of(message, SCHEMA, canonical_schema(SCHEMA)) == expected
+
+
+def test_a_declines_reason_is_journaled_with_it_and_comes_back_on_replay() -> None:
+    digest = digest_of("Deploy?", SCHEMA)
+    entry = Entry.of_answer(digest, Answer("decline", reason="Freeze until Monday"))
+    assert reusable_answer(entry, digest) == Answer("decline", reason="Freeze until Monday")
+
+
+@pytest.mark.anyio
+async def test_a_declines_reason_survives_the_sealed_journal_and_the_trip_to_another_node() -> None:
+    records = Records(MemoryStore(), Sealer(["journal-secret-0123456789abcdef0123"]), "a")
+    said = Answer("decline", reason="Freeze until Monday")
+    assert await records.record("run1", "alice", 1, Entry.of_answer(digest_of("Deploy?", SCHEMA), said))
+    assert await records.record("run1", "alice", 2, Entry.of_answer(digest_of("Now?", SCHEMA), Answer("decline")))
+    journal = await records.journal("run1", "alice")
+    assert [journal[1].answer(), journal[2].answer()] == [said, Answer("decline")]
+    arrival = Arrival("channel", "alice", {"q1": said, "q2": Answer("accept", {"ok": True})}, None)
+    assert Arrival.from_wire(json.loads(json.dumps(arrival.to_wire()))).answers == arrival.answers

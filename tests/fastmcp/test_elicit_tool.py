@@ -53,5 +53,23 @@ async def test_an_answer_on_the_channel_comes_back_to_the_agent_on_a_fastmcp_ser
         assert channel.desk is not None
         verdict = await channel.desk.reply(prompt.token, Responder("slack", "U1"), "accept", {"approved": True})
         assert verdict.ok
-    assert text_of(got["result"]) == 'User provided: {"approved": true}'
+    assert text_of(got["result"]) == 'User provided: {"approved":true}'
     assert got["result"].structured_content == {"action": "accept", "content": {"approved": True}}
+
+
+async def test_a_decline_with_a_reason_is_an_error_result_on_a_fastmcp_server_as_on_mcp_do(mode: str) -> None:
+    server, channel = desk_server()
+    got: dict[str, Any] = {}
+    async with Client(server, mode=mode) as client, anyio.create_task_group() as tg:
+
+        async def call() -> None:
+            arguments = {"message": "Ship it?", "schema": SCHEMA}
+            got["result"] = await client.call_tool("elicit", arguments, raise_on_error=False)
+
+        tg.start_soon(call)
+        prompt = await channel.next_post(1)
+        assert channel.desk is not None
+        verdict = await channel.desk.reply(prompt.token, Responder("slack", "U1"), "decline", None, reason="Not today")
+        assert verdict.ok
+    assert got["result"].is_error
+    assert text_of(got["result"]) == "User declined: Not today"

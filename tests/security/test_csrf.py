@@ -43,8 +43,10 @@ async def test_a_cross_site_post_to_the_secure_form_is_refused_and_resumes_nothi
             sent = await elsewhere.post(link, data={"ek:csrf": page.csrf, **posted})
         assert sent.status_code == 403, sent.text
         # Without the page's cookie a post is another browser's: the link is bound to the person's.
-        refusal = "This form was not sent from this page" if forgery != "real field without the cookie" else (
-            "This link was opened in another browser"
+        refusal = (
+            "This form was not sent from this page"
+            if forgery != "real field without the cookie"
+            else ("This link was opened in another browser")
         )
         assert refusal in sent.text
         assert_open(hitl, call, answers)

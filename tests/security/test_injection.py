@@ -231,7 +231,7 @@ async def test_every_string_of_a_question_stays_text_in_slack(mode: str) -> None
         await local.click(ALICE, message, "Answer…")
         view = await local.opened_view(ALICE)
         assert_inert_mrkdwn(view.view)
-        await local.click(ALICE, message, "Decline")
+        await local.decline(ALICE, message)
 
 
 async def test_every_string_of_a_question_stays_text_in_discord(mode: str) -> None:
@@ -257,7 +257,7 @@ async def test_every_string_of_a_question_stays_text_in_discord(mode: str) -> No
         for obj in objects(opened.json):
             if obj.get("type") == 10:  # a Text Display renders markdown
                 assert_none_of(LINKS + DISCORD_MENTIONS, obj["content"])
-        await scene.people.click(message, "Decline", ADA)
+        await scene.people.decline(message, ADA)
         assert await running.text() == "decline"
 
 

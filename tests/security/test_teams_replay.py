@@ -69,7 +69,9 @@ async def test_a_captured_token_a_new_activity_id_and_a_spoofed_aad_object_id_an
         assert await said(await bf.post_with(scene.endpoint, attack, token)) == ELSEWHERE
         # Declining as Alice is refused alike.
         (decline,) = [a for a in question.card["actions"] if a["title"] == "Decline"]
-        declining = bobs["value"] | {"action": {"type": "Action.Execute", "data": dict(decline["data"])}}
+        declining = bobs["value"] | {
+            "action": {"type": "Action.Execute", "data": dict(decline["card"]["actions"][0]["data"])}
+        }
         attack = forged(bobs, "f:attack-5", value=declining, **{"from": as_alice})
         assert await said(await bf.post_with(scene.endpoint, attack, token)) == NOT_VERIFIED
         # And the captured activity itself, once more, is a replay.

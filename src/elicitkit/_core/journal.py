@@ -46,16 +46,18 @@ class Entry:
     content: Any = None
     value: Any = None
     """A step's result; for an answer given on a human channel, who gave it ([channel, user id, name])."""
+    reason: str | None = None
+    """Why the person declined, when they said."""
 
     meta: Any = None
     """For an answer, the `_meta` of the client's reply (None when it carried none)."""
 
     @classmethod
     def of_answer(cls, digest: str, answer: Answer, by: list[Any] | None = None) -> Entry:
-        return cls("answer", digest, answer.action, answer.content, value=by, meta=answer.meta)
+        return cls("answer", digest, answer.action, answer.content, value=by, reason=answer.reason, meta=answer.meta)
 
     def answer(self) -> Answer:
-        return Answer(self.action, self.content, self.meta)
+        return Answer(self.action, self.content, self.meta, reason=self.reason)
 
 
 class Held(enum.Enum):

@@ -11,6 +11,7 @@ from typing import Any, Literal
 __all__ = [
     "ACTIONS",
     "EXPIRES_AT_META",
+    "MAX_REASON",
     "Action",
     "Answer",
     "Hosting",
@@ -18,6 +19,7 @@ __all__ = [
     "QuestionState",
     "RouteName",
     "Stage",
+    "decline_reason",
     "is_id",
     "new_id",
 ]
@@ -60,12 +62,39 @@ class Hosting(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """A person's reply as it came off the wire: action plus optional content, and the reply's `_meta`."""
+    """A person's reply as it came off the wire: action plus optional content, the reply's `_meta`, and why,
+    for a decline."""
 
     action: str
     content: Any = None
     meta: Any = None
     """The `_meta` of the client's reply (an `ElicitResult`'s), when it carried one."""
+    reason: str | None = None
+    """What the person said when declining on a channel (None: they gave no reason)."""
+
+
+MAX_REASON = 1_000
+"""Characters a decline's reason may have: it is read by the tool, an agent, and shown in a chat message."""
+
+
+def decline_reason(given: Any) -> str | None:
+    """A decline's reason as it is kept: surrounding whitespace dropped, None when nothing is left.
+
+    Raises:
+        ValueError: it is not text, is longer than `MAX_REASON`, or holds a lone surrogate (says why).
+    """
+    if given is None:
+        return None
+    if not isinstance(given, str):
+        raise ValueError("A reason for declining must be text")
+    reason = given.strip()
+    if len(reason) > MAX_REASON:
+        raise ValueError(f"A reason for declining may have at most {MAX_REASON:,} characters, not {len(reason):,}")
+    try:
+        reason.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("A reason for declining must be Unicode text: it has a lone surrogate") from None
+    return reason or None
 
 
 _ID = re.compile(r"[A-Za-z0-9_-]{1,128}")

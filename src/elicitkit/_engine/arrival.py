@@ -45,7 +45,7 @@ class Arrival(NamedTuple):
         return {
             "source": self.source,
             "principal": self.principal,
-            "answers": {key: [a.action, a.content, a.meta] for key, a in self.answers.items()},
+            "answers": {key: _answer_wire(a) for key, a in self.answers.items()},
             "claim": None if self.claim is None else [self.claim.text, self.claim.round],
             "run": self.run_id,
             "tool": self.tool,
@@ -59,7 +59,8 @@ class Arrival(NamedTuple):
             source=wire["source"],
             principal=wire["principal"],
             answers={
-                str(key): Answer(str(a[0]), a[1], a[2] if len(a) > 2 else None) for key, a in wire["answers"].items()
+                str(key): Answer(str(a[0]), a[1], a[2] if len(a) > 2 else None, a[3] if len(a) > 3 else None)
+                for key, a in wire["answers"].items()
             },
             claim=None if claim is None else Claim(str(claim[0]), round=bool(claim[1])),
             run_id=wire.get("run"),
@@ -134,3 +135,9 @@ def _path(wire: Any) -> str | list[str | int]:
     if isinstance(wire, list):
         return [part if isinstance(part, int) and not isinstance(part, bool) else str(part) for part in wire]
     return str(wire)
+
+
+def _answer_wire(answer: Answer) -> list[Any]:
+    """`[action, content, meta]`, and the reason when a decline has one."""
+    wire = [answer.action, answer.content, answer.meta]
+    return wire if answer.reason is None else [*wire, answer.reason]

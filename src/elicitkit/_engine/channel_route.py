@@ -238,6 +238,8 @@ def _closing(answer: Answer, responder: Responder | None, record: QuestionRecord
 
 
 def _summary(schema: Mapping[str, Any], answer: Answer, secret: tuple[str, ...]) -> str:
+    if answer.action == "decline":
+        return answer.reason or ""  # the person wrote it for whoever reads the message
     if answer.action != "accept" or not isinstance(answer.content, Mapping):
         return ""
     titles = {name: prop.get("title") or name for name, prop in schema.get("properties", {}).items()}

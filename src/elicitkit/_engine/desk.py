@@ -15,7 +15,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from elicitkit._core.journal import Held, held_at
-from elicitkit._core.kinds import ACTIONS, Answer
+from elicitkit._core.kinds import ACTIONS, Answer, decline_reason
 from elicitkit._core.once import Claim
 from elicitkit._core.replies import Ruling
 from elicitkit._engine.answers import Answers
@@ -77,7 +77,15 @@ class ChannelDesk:
         link, record = opened
         return self.prompt_of(token, link.question_id, record)
 
-    async def reply(self, token: str, responder: Responder, action: str, content: Mapping[str, Any] | None) -> Verdict:
+    async def reply(
+        self,
+        token: str,
+        responder: Responder,
+        action: str,
+        content: Mapping[str, Any] | None,
+        *,
+        reason: str | None = None,
+    ) -> Verdict:
         opened = await self._open(token)
         if opened is None:
             return Verdict("closed", _CLOSED)
@@ -87,7 +95,11 @@ class ChannelDesk:
             return _not_approver(responder)
         if action not in ACTIONS:
             return Verdict("invalid", f"Unknown action {action!r}.", {"": "unknown action"})
-        answer = Answer(action, dict(content) if action == "accept" and content is not None else None)
+        try:
+            why = decline_reason(reason) if action == "decline" else None
+        except ValueError as exc:
+            return Verdict("invalid", str(exc), {"reason": str(exc)})
+        answer = Answer(action, dict(content) if action == "accept" and content is not None else None, reason=why)
         if record.secret and action == "accept" and answer.content is not None and not self.own_pages(via.channel):
             # Only elicitkit's own pages (the web inbox is one) may carry secrets; chats get `secure_link`.
             return Verdict("invalid", "This question has secret fields: answer it on the secure page.", {})

@@ -225,6 +225,12 @@ class Question:
         self._asked = self._asked._replace(**changes)
         self.message, self.schema = self._asked.message, self._asked.schema
 
+    def retime(self, expires_at: float) -> None:
+        """A `before_ask` hook gives the person another time (only before the question is placed)."""
+        if self._run is not None or self.route is not None:
+            raise RuntimeError("a question's timeout can only be changed before it is asked")
+        self.expires_at = expires_at
+
     def place(self, run: Asker, seq: int) -> None:
         """The question is its run's `seq`-th step (0: a run that is not journaled)."""
         self._run, self.run_id = run, run.id

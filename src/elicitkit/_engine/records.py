@@ -280,6 +280,8 @@ class Records:
 
     def _sealed_entry(self, run_id: str, principal: str | None, seq: int, entry: Entry) -> bytes:
         value = {"k": entry.kind, "d": entry.digest, "a": entry.action, "c": entry.content, "v": entry.value}
+        if entry.reason is not None:
+            value["r"] = entry.reason
         if entry.meta is not None:
             value["m"] = entry.meta
         return self._seal(principal, value, f"journal:{run_id}:{seq}", owned=False)
@@ -301,6 +303,7 @@ class Records:
                 action=value["a"],
                 content=value["c"],
                 value=value["v"],
+                reason=value.get("r"),
                 meta=value.get("m"),
             )
         return entries

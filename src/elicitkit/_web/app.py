@@ -32,7 +32,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from elicitkit._core.kinds import Answer
+from elicitkit._core.kinds import Answer, decline_reason
 from elicitkit._engine.answers import PageQuestion, PageReply
 from elicitkit._web.forms import CONTROLS, page_controls, parse_form
 from elicitkit._web.messages import WHOLE, explain
@@ -210,8 +210,13 @@ class Pages:
         if action == "accept":
             lists = {key: [v for v in form.getlist(key) if isinstance(v, str)] for key in form}
             content = parse_form(found.schema.wire, lists)
+        try:
+            reason = decline_reason(controls.get(CONTROLS.reason)) if action == "decline" else None
+        except ValueError as exc:  # past the textarea's own maxlength: not sent from this page as rendered
+            return self._error(request, str(exc), 400)
         by = None if link.by is None else Responder(*link.by)
-        reply = await self.questions.page_answer(link.question_id, link.principal, Answer(str(action), content), by)
+        answer = Answer(str(action), content, reason=reason)
+        reply = await self.questions.page_answer(link.question_id, link.principal, answer, by)
         if reply.status == "refused":
             assert reply.problems is not None
             # The page says what to do in its own words, from the schema; never the validator's text.

@@ -11,7 +11,7 @@ option selected (radios for short lists, an empty first option for long
 ones), and a yes/no without a default is two radios, neither ticked.
 
 The page's own controls (`CONTROLS`: the CSRF value, the pressed button, the
-inbox's question token) are posted beside the fields under a prefix no schema
+inbox's question token, a decline's reason) are posted beside the fields under a prefix no schema
 property may take (`PAGE_CONTROLS`), and `page_controls` reads them from a post:
 each at most once, or the post is refused whole.
 """
@@ -45,6 +45,8 @@ class Controls:
     csrf: str = f"{PAGE_CONTROLS}csrf"
     action: str = f"{PAGE_CONTROLS}action"
     token: str = f"{PAGE_CONTROLS}token"
+    reason: str = f"{PAGE_CONTROLS}reason"
+    """Why the person declines (optional; read only with Decline)."""
 
 
 CONTROLS = Controls()

@@ -253,7 +253,9 @@ class InboxPages:
         if action == "accept":
             lists = {key: [v for v in form.getlist(key) if isinstance(v, str)] for key in form}
             content = parse_form(prompt.schema, lists)
-        verdict = await self.desk.reply(token, Responder(self.index.name, principal, principal), str(action), content)
+        reason = controls.get(CONTROLS.reason) if action == "decline" else None
+        who = Responder(self.index.name, principal, principal)
+        verdict = await self.desk.reply(token, who, str(action), content, reason=reason)
         return await self._verdict(request, principal, prompt, verdict, content)
 
     async def script(self, request: Request) -> Response:

@@ -22,6 +22,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
+from elicitkit._core.kinds import MAX_REASON
 from elicitkit._web.forms import CONTROLS, FieldView, field_views
 from elicitkit._web.messages import in_sentence
 
@@ -56,6 +57,7 @@ def _templates() -> Environment:
         lstrip_blocks=True,
     )
     environment.globals["controls"] = CONTROLS  # the page's own inputs, named where no field can be
+    environment.globals["max_reason"] = MAX_REASON
     return environment
 
 

@@ -22,10 +22,10 @@ In, on `POST /elicit/channels/{name}/interactions` (the app's Interactions Endpo
 posts every interaction as JSON and takes the HTTP response as the interaction's response.
 
 - PING (type 1) → PONG `{"type": 1}` (Discord sends one when the URL is saved).
-- MESSAGE_COMPONENT (type 3): a button or select → the desk; the verdict goes back as an ephemeral
-  message (`{"type": 4, "data": {"content", "flags": 64}}`); "Answer…" opens a modal (type 9);
+- MESSAGE_COMPONENT (type 3): a button or select → the desk; the verdict goes back as an ephemeral message
+  (`{"type": 4, "data": {"content", "flags": 64}}`); "Answer…" and "Decline" (why?) open a modal (type 9);
   "Answer on a secure page" sends the desk's one-time link ephemerally, to the clicker only.
-- MODAL_SUBMIT (type 5): the modal's fields, converted to the schema's types → the desk → ephemeral verdict.
+- MODAL_SUBMIT (type 5): the fields as the schema's types, or the decline's reason → the desk → ephemeral verdict.
 
 Who replied is the signed payload's `member.user` (in a server) or `user` (in a DM); their id is
 what `approvers` lists.
@@ -78,11 +78,16 @@ from elicitkit.channels._discord_components import (
     NO_MENTIONS,
     SECURE,
     closed_message,
+    decline_modal,
+    modal,
+    question_message,
+)
+from elicitkit.channels._discord_replies import (
     content_of_click,
     content_of_modal,
-    modal,
+    decline_message_id,
     modal_message_id,
-    question_message,
+    reason_of_modal,
     token_of,
 )
 from elicitkit.channels.base import ChannelRefused, Closing, Desk, Prompt, Responder, Verdict
@@ -248,13 +253,13 @@ class DiscordChannel:
         if token is None or not isinstance(message, Mapping):
             return _ephemeral(_NOT_OURS)
         custom_id = str(data.get("custom_id", ""))
-        if custom_id == DECLINE:
-            return _ephemeral((await desk.reply(token, responder, "decline", None)).message)
         if custom_id == SECURE:
             return _secure_link(await desk.secure_link(token, responder))
         prompt = await desk.prompt(token)
         if prompt is None:
             return _ephemeral(_CLOSED)
+        if custom_id == DECLINE:
+            return {"type": MODAL, "data": decline_modal(prompt, str(message.get("id")))}
         if custom_id == FORM:
             return {"type": MODAL, "data": modal(prompt, str(message.get("id")))}
         content = content_of_click(prompt, custom_id, data.get("values"))
@@ -267,9 +272,13 @@ class DiscordChannel:
     ) -> dict[str, Any]:
         message = interaction.get("message")
         token = token_of(message)
-        opened_from = modal_message_id(str(data.get("custom_id", "")))
+        custom_id = str(data.get("custom_id", ""))
+        opened_from = decline_message_id(custom_id) or modal_message_id(custom_id)
         if token is None or not isinstance(message, Mapping) or opened_from != str(message.get("id")):
             return _ephemeral(_NOT_OURS)
+        if decline_message_id(custom_id) is not None:
+            reason = reason_of_modal(data.get("components"))
+            return _ephemeral((await desk.reply(token, responder, "decline", None, reason=reason)).message)
         prompt = await desk.prompt(token)
         if prompt is None:
             return _ephemeral(_CLOSED)

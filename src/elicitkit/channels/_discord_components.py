@@ -1,6 +1,6 @@
-"""Discord messages, components and modals for elicitkit questions, and interactions back into answers.
+"""Discord messages, components and modals for elicitkit questions (`_discord_replies` reads what comes back).
 
-No IO here: `discord.py` posts what these functions build and hands them what Discord sends back.
+No IO here: `_discord.py` posts what these functions build.
 
 How a question looks (the first rule that fits):
 
@@ -13,7 +13,9 @@ How a question looks (the first rule that fits):
 | one single- or multi-select, ≤ 25 options | a string select | accept `{field: value}` / `{field: [values]}` |
 | anything else, ≤ 5 fields | "Answer…", which opens a modal | accept the modal's fields |
 
-Every message also has "Decline" (decline, no content). A modal holds one Label (type 18) per
+Every message also has "Decline", which opens a small modal (`decline_modal`, `custom_id`
+`ek:d:<message id>`) with one optional paragraph input: the person's reason, which reaches the tool as
+`Declined.reason` (`reason_of_modal`); submitted empty, it declines without one. A modal holds one Label (type 18) per
 field: a Checkbox (23) for a boolean, a String Select (3) for a single- or multi-select (≤ 25
 options), and a short Text Input (4) for every other field. Labels are Discord's current modal
 layout; Action Rows of text inputs in modals are deprecated (`content_of_modal` still reads them).
@@ -47,38 +49,50 @@ plain text and are left as they are.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, Literal
 
-from elicitkit._web.forms import FieldView, field_views, typed_number
+from elicitkit._core.kinds import MAX_REASON
+from elicitkit._web.forms import FieldView, field_views
 from elicitkit.channels._discord_text import clip, clip_escaped, literal
 from elicitkit.channels.base import ChannelRefused, Closing, Prompt
 
 __all__ = [
+    "APPROVE",
+    "CHOOSE",
     "DECLINE",
+    "DECLINING",
+    "FIELD",
+    "FOOTER",
     "FORM",
+    "LABEL",
+    "MODAL",
     "NO_MENTIONS",
+    "PICK",
+    "REASON",
+    "REJECT",
     "SECURE",
+    "SUBMIT",
     "closed_message",
-    "content_of_click",
-    "content_of_modal",
+    "decline_modal",
     "layout_of",
     "literal",
     "modal",
-    "modal_message_id",
     "question_message",
-    "token_of",
+    "views_of",
 ]
 
 MAX_OPTIONS, MAX_BUTTONS, MAX_MODAL_FIELDS, MAX_TEXT = 25, 5, 5, 4000
 
 APPROVE, REJECT, SUBMIT, DECLINE = "ek:yes", "ek:no", "ek:ok", "ek:decline"
 FORM, SECURE, CHOOSE, PICK, FIELD, MODAL = "ek:form", "ek:secure", "ek:choose", "ek:pick:", "ek:f:", "ek:m:"
-_FOOTER = "elicitkit · "
+DECLINING, REASON = "ek:d:", "ek:reason"
+FOOTER = "elicitkit · "
+"""What the embed's footer says before the question's token."""
 
 _BLURPLE, _GREEN, _RED, _GREY = 0x5865F2, 0x57F287, 0xED4245, 0x99AAB5
 _PRIMARY, _SECONDARY, _SUCCESS, _DANGER = 1, 2, 3, 4
-_ROW, _BUTTON, _STRING_SELECT, _TEXT_INPUT, _LABEL, _CHECKBOX = 1, 2, 3, 4, 18, 23
+_ROW, _BUTTON, _STRING_SELECT, _TEXT_INPUT, LABEL, _CHECKBOX = 1, 2, 3, 4, 18, 23
 NO_MENTIONS: dict[str, Any] = {"parse": []}
 """Text from a question must never ping anyone (`@everyone` in a tool's message stays text)."""
 
@@ -103,7 +117,7 @@ def layout_of(prompt: Prompt) -> Layout:
     """
     if prompt.secret_fields:
         return "secure"  # every field is answered on elicitkit's page: Discord's limits do not apply
-    views = _views(prompt)
+    views = views_of(prompt)
     if not views:
         return "submit"
     if len(views) == 1 and views[0].kind == "boolean":
@@ -148,9 +162,9 @@ def closed_message(prompt: Prompt, closing: Closing) -> dict[str, Any]:
 def modal(prompt: Prompt, message_id: str) -> dict[str, Any]:
     """The `data` of a MODAL (type 9) interaction response: one Label per field."""
     labels = []
-    for index, view in enumerate(_views(prompt)):
+    for index, view in enumerate(views_of(prompt)):
         label: dict[str, Any] = {
-            "type": _LABEL,
+            "type": LABEL,
             "label": clip(view.label, 45),
             "component": _control(view, prompt.fields[view.name], index),
         }
@@ -161,77 +175,26 @@ def modal(prompt: Prompt, message_id: str) -> dict[str, Any]:
     return {"custom_id": f"{MODAL}{message_id}", "title": title, "components": labels}
 
 
-# -- what comes back --------------------------------------------------------------------------------------------
-
-
-def token_of(message: Any) -> str | None:
-    """The question's token from the message Discord sent with an interaction (None: not one of ours)."""
-    if not isinstance(message, Mapping):
-        return None
-    for embed in message.get("embeds") or ():
-        text = (embed.get("footer") or {}).get("text", "") if isinstance(embed, Mapping) else ""
-        if isinstance(text, str) and text.startswith(_FOOTER) and len(text) > len(_FOOTER):
-            return text[len(_FOOTER) :]
-    return None
-
-
-def modal_message_id(custom_id: str) -> str | None:
-    """The message a modal was opened from, from the modal's `custom_id` (None: not one of ours)."""
-    return custom_id[len(MODAL) :] if custom_id.startswith(MODAL) else None
-
-
-def content_of_click(prompt: Prompt, custom_id: str, values: Any) -> dict[str, Any] | None:
-    """The content a button or select of a one-field message accepts (None: no such control on it)."""
-    views = _views(prompt)
-    if custom_id == SUBMIT and not views:
-        return {}
-    if len(views) != 1:
-        return None
-    view = views[0]
-    if custom_id in (APPROVE, REJECT) and view.kind == "boolean":
-        return {view.name: custom_id == APPROVE}
-    if custom_id.startswith(PICK) and view.kind == "select":
-        return _picked(view, [custom_id[len(PICK) :]], single=True)
-    if custom_id == CHOOSE and view.kind in ("select", "multi") and isinstance(values, list):
-        return _picked(view, values, single=view.kind == "select")
-    return None
-
-
-def content_of_modal(prompt: Prompt, components: Any) -> dict[str, Any]:
-    """The content of a submitted modal (Labels, or the older Action Rows of text inputs).
-
-    Empty optional inputs are left out; required ones are left for the desk to report.
-    """
-    submitted: dict[str, Mapping[str, Any]] = {}
-    for outer in components if isinstance(components, list) else ():
-        if not isinstance(outer, Mapping):
-            continue
-        inner = [outer.get("component")] if outer.get("type") == _LABEL else outer.get("components") or ()
-        for part in inner:
-            if isinstance(part, Mapping) and isinstance(part.get("custom_id"), str):
-                submitted[part["custom_id"]] = part
-    content: dict[str, Any] = {}
-    for index, view in enumerate(_views(prompt)):
-        part = submitted.get(f"{FIELD}{index}")
-        if part is None:
-            continue
-        if view.kind == "boolean":
-            content[view.name] = part.get("value") is True
-        elif view.kind in ("select", "multi"):
-            chosen = _picked(view, list(part.get("values") or ()), single=view.kind == "select")
-            if chosen is not None and (view.required or chosen[view.name] not in (None, [])):
-                content |= chosen
-        else:
-            raw = part.get("value")
-            if isinstance(raw, str) and raw.strip():
-                content[view.name] = typed_number(raw.strip(), str(prompt.fields[view.name].get("type")))
-    return content
+def decline_modal(prompt: Prompt, message_id: str) -> dict[str, Any]:
+    """The `data` of the MODAL Decline opens: why (optional), as one paragraph."""
+    reason = {
+        "type": _TEXT_INPUT,
+        "custom_id": REASON,
+        "style": 2,
+        "required": False,
+        "max_length": MAX_REASON,
+        "placeholder": "Why not? The tool that asked reads it.",
+    }
+    label = {"type": LABEL, "label": "Reason (optional)", "component": reason}
+    label["description"] = clip(f"Declining: {prompt.message}", 100)
+    return {"custom_id": f"{DECLINING}{message_id}", "title": "Decline the question", "components": [label]}
 
 
 # -- rendering --------------------------------------------------------------------------------------------------
 
 
-def _views(prompt: Prompt) -> list[FieldView]:
+def views_of(prompt: Prompt) -> list[FieldView]:
+    """The question's fields as Discord shows them; one it cannot show raises `ChannelRefused`."""
     views = field_views(prompt.schema)
     for view in views:
         _check(view, prompt.fields[view.name])
@@ -268,14 +231,16 @@ def _embed(prompt: Prompt, layout: Layout) -> dict[str, Any]:
     if layout == "secure":
         fields.append({"name": "Private answer", "value": "Answer on a secure page: it never passes through Discord."})
     elif layout == "form":
-        listed = "\n".join(f"• {literal(v.label, 200)}" + (" (required)" if v.required else "") for v in _views(prompt))
+        listed = "\n".join(
+            f"• {literal(v.label, 200)}" + (" (required)" if v.required else "") for v in views_of(prompt)
+        )
         fields.append({"name": "Fields", "value": clip_escaped(listed, 1024)})
     return {
         "title": _title(prompt),
         "description": literal(prompt.message, 4096),
         "color": _BLURPLE,
         "fields": fields,
-        "footer": {"text": f"{_FOOTER}{prompt.token}"},
+        "footer": {"text": f"{FOOTER}{prompt.token}"},
     }
 
 
@@ -287,7 +252,7 @@ def _components(prompt: Prompt, layout: Layout) -> list[dict[str, Any]]:
         return [_row(_button("Submit", SUBMIT, _PRIMARY), decline)]
     if layout == "form":
         return [_row(_button("Answer…", FORM, _PRIMARY), decline)]
-    (view,) = _views(prompt)
+    (view,) = views_of(prompt)
     if layout == "confirm":
         return [_row(_button("Approve", APPROVE, _SUCCESS), _button("Reject", REJECT, _DANGER), decline)]
     if layout == "buttons":
@@ -365,18 +330,3 @@ def _row(*components: dict[str, Any]) -> dict[str, Any]:
 
 def _button(label: str, custom_id: str, style: int) -> dict[str, Any]:
     return {"type": _BUTTON, "style": style, "label": clip(label, 80) or "—", "custom_id": custom_id}
-
-
-# -- reading answers --------------------------------------------------------------------------------------------
-
-
-def _picked(view: FieldView, indices: Sequence[Any], *, single: bool) -> dict[str, Any] | None:
-    """Option indices back into values; None when one is not an option of `view` (not from our message)."""
-    values = []
-    for index in indices:
-        if not (isinstance(index, str) and index.isdigit() and int(index) < len(view.options)):
-            return None
-        values.append(view.options[int(index)][0])
-    if single:
-        return {view.name: values[0]} if len(values) == 1 else None
-    return {view.name: values}

@@ -11,8 +11,9 @@ Out, through slack-sdk's `AsyncWebClient` (the bot token as `Authorization: Bear
 
 - `chat.postMessage {channel, text, blocks}` posts the question (see `slack_blocks`); the
   reply's `channel` and `ts` are the reference kept with the question;
-- `views.open {trigger_id, view}` opens the modal of a multi-field question, right after the click
-  (a trigger id lives 3 seconds);
+- `views.open {trigger_id, view}` opens the modal of a multi-field question, or the decline modal
+  (an optional reason), right after the click (a trigger id lives 3 seconds); when Slack will not open
+  the decline modal, the click declines without a reason;
 - `chat.update {channel, ts, text, blocks}` replaces the controls with the outcome when the question closes;
 - what the desk says to one person (refusals, thanks, the secure link) is posted to the interaction's
   `response_url` as `{"response_type": "ephemeral", "replace_original": false, "text": ...}`. Unlike
@@ -26,7 +27,8 @@ form-encoded `payload=<json>`:
 - `block_actions`: a click on one of the message's controls (`action_id` "elicitkit.*"); the
   clicker is `payload.user.id`. Answered with an empty 200 once the desk has the reply (and the
   modal is open); the private reply follows the response, so Slack's 3-second budget is not spent on it.
-- `view_submission` of the modal (`callback_id` "elicitkit"): answered with
+- `view_submission` of the modal (`callback_id` "elicitkit") or of the decline modal
+  (`"elicitkit.decline"`, its reason in the input block "reason"): answered with
   `{"response_action": "clear"}` when the desk took the answer, `"errors"` (by input block)
   when it refused it as invalid, `"update"` (a notice) when the question closed or the person
   may not answer it.
@@ -67,19 +69,19 @@ from elicitkit.channels._slack_blocks import (
     ANSWER,
     CALLBACK_ID,
     DECLINE,
+    DECLINE_CALLBACK_ID,
     PREFIX,
+    REASON,
     SECURE,
-    click_content,
     closed_blocks,
-    content_of,
-    errors_of,
+    decline_view,
     escape,
     fallback_text,
     message_blocks,
     modal_view,
     notice_view,
-    token_of,
 )
+from elicitkit.channels._slack_replies import click_content, content_of, errors_of, reason_of, token_of
 from elicitkit.channels.base import ChannelRefused, Closing, Desk, Prompt, Responder, Verdict
 
 if TYPE_CHECKING:
@@ -176,8 +178,13 @@ class SlackChannel:
             return PlainTextResponse("Expected a form field payload=<interaction JSON> with a user", status_code=400)
         if payload.get("type") == "block_actions":
             return await self._clicked(payload, responder)
-        if payload.get("type") == "view_submission" and (payload.get("view") or {}).get("callback_id") == CALLBACK_ID:
+        callback_id = (
+            (payload.get("view") or {}).get("callback_id") if payload.get("type") == "view_submission" else None
+        )
+        if callback_id == CALLBACK_ID:
             return await self._submitted(payload["view"], responder)
+        if callback_id == DECLINE_CALLBACK_ID:
+            return await self._submitted(payload["view"], responder, declining=True)
         return Response(status_code=200)
 
     def _verify(self, headers: Mapping[str, str], body: bytes) -> str | None:
@@ -219,7 +226,7 @@ class SlackChannel:
             text = _secure_text(await desk.secure_link(token, responder))
             what = "secure-page link (or why there is none)"
         elif kind == DECLINE:
-            text = (await desk.reply(token, responder, "decline", None)).message
+            text = await self._open_decline(token, str(payload.get("trigger_id", "")), response_url, responder)
             what = "reply to a decline"
         else:
             prompt = await desk.prompt(token)
@@ -245,7 +252,24 @@ class SlackChannel:
             return "Slack could not open the form in time; click Answer… again."
         return None
 
-    async def _submitted(self, view: Mapping[str, Any], responder: Responder) -> Response:
+    async def _open_decline(self, token: str, trigger_id: str, response_url: Any, responder: Responder) -> str | None:
+        """Open the modal that asks why; when Slack will not open it, decline at once (the click said so)."""
+        from slack_sdk.errors import SlackApiError
+
+        desk = self._bound()
+        prompt = await desk.prompt(token)
+        if prompt is None:
+            return _CLOSED
+        metadata = json.dumps({"token": token, "response_url": response_url}, separators=(",", ":"))
+        try:
+            await self._client.views_open(trigger_id=trigger_id, view=decline_view(prompt, metadata))
+        except SlackApiError as exc:
+            logger.warning("Slack would not open the decline of question %s: %s", prompt.id, exc.response.get("error"))
+            return (await desk.reply(token, responder, "decline", None)).message
+        return None
+
+    async def _submitted(self, view: Mapping[str, Any], responder: Responder, *, declining: bool = False) -> Response:
+        """A modal submitted: the question's form, or (`declining`) the decline with its reason."""
         try:
             metadata = json.loads(view.get("private_metadata") or "")
             token, response_url = str(metadata["token"]), metadata.get("response_url")
@@ -256,9 +280,14 @@ class SlackChannel:
         prompt = await desk.prompt(token)
         if prompt is None:
             return JSONResponse({"response_action": "update", "view": notice_view(_CLOSED)})
-        verdict = await desk.reply(token, responder, "accept", content_of(prompt.schema, values))
-        if verdict.status == "invalid":
-            return JSONResponse({"response_action": "errors", "errors": errors_of(prompt.schema, verdict)})
+        if declining:
+            verdict = await desk.reply(token, responder, "decline", None, reason=reason_of(values))
+            if verdict.status == "invalid":
+                return JSONResponse({"response_action": "errors", "errors": {REASON: verdict.message}})
+        else:
+            verdict = await desk.reply(token, responder, "accept", content_of(prompt.schema, values))
+            if verdict.status == "invalid":
+                return JSONResponse({"response_action": "errors", "errors": errors_of(prompt.schema, verdict)})
         if not verdict.ok:
             return JSONResponse({"response_action": "update", "view": notice_view(verdict.message)})
         reply = self._tell(response_url, verdict.message, "reply to a form answer")

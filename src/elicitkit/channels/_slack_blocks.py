@@ -1,7 +1,7 @@
-"""Block Kit for the Slack channel: the question's message, its modal, the closed message, and answers read back.
+"""Block Kit for the Slack channel: the question's message, its modals, and the closed message.
 
 No IO here: `elicitkit.channels._slack` posts what these functions build and
-hands what Slack sends back to `click_content` and `content_of`.
+hands what Slack sends back to `_slack_replies` (`click_content`, `content_of`, `reason_of`).
 
 The message (`message_blocks`) is a section with the question, a context line
 (the asking tool, the deadline) and one actions block (`block_id` "elicitkit"):
@@ -19,6 +19,11 @@ rides in each button's `value` (Slack allows 2,000 characters). A select
 menu's option values are option indexes (Slack allows only 150 characters
 there), and its token is read from the Decline button of the same block,
 which Slack sends back inside `message.blocks`.
+
+Decline opens a small modal (`decline_view`, `callback_id` "elicitkit.decline")
+with one optional multi-line input (`block_id` "reason"): what the person
+says there reaches the tool as `Declined.reason`; submitting it empty declines
+without a reason.
 
 The modal (`modal_view`, `callback_id` "elicitkit") has one input block per
 field, whose `block_id` is the field's name and whose element's `action_id` is
@@ -39,37 +44,40 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from elicitkit._schema.choices import options_of
-from elicitkit._web.forms import FieldView, field_views, typed_number
-from elicitkit.channels.base import ChannelRefused, Closing, Prompt, Verdict
+from elicitkit._core.kinds import MAX_REASON
+from elicitkit._web.forms import FieldView, field_views
+from elicitkit.channels.base import ChannelRefused, Closing, Prompt
 
 __all__ = [
     "ANSWER",
     "CALLBACK_ID",
     "DECLINE",
+    "DECLINE_CALLBACK_ID",
+    "REASON",
     "PREFIX",
     "SECURE",
-    "click_content",
+    "VALUE",
     "closed_blocks",
-    "content_of",
-    "errors_of",
+    "decline_view",
     "escape",
     "fallback_text",
     "message_blocks",
     "modal_view",
     "notice_view",
-    "token_of",
 ]
 
 PREFIX = "elicitkit."
 YES, NO, OK, SELECT, CHOOSE = "yes", "no", "ok", "select", "choose."
 ANSWER, SECURE, DECLINE = "answer", "secure", "decline"
 CALLBACK_ID = "elicitkit"
+DECLINE_CALLBACK_ID = "elicitkit.decline"
+REASON = "reason"
 _ACTIONS_BLOCK = "elicitkit"
-_VALUE = "value"
+VALUE = "value"
+"""The `action_id` of every input in elicitkit's modals (its `block_id` names the field, or "reason")."""
 
 # Block Kit's limits (https://docs.slack.dev/reference/block-kit).
-_BUTTON_VALUE, _BUTTON_TEXT, _OPTION_TEXT, _OPTIONS = 2000, 75, 75, 100
+_BUTTONVALUE, _BUTTON_TEXT, _OPTION_TEXT, _OPTIONS = 2000, 75, 75, 100
 _SECTION_TEXT, _LABEL, _MODAL_TITLE, _MODAL_BLOCKS, _BLOCK_ID, _INPUT_LENGTH = 3000, 2000, 24, 100, 255, 3000
 _MAX_BUTTONS = 5
 
@@ -127,9 +135,9 @@ def message_blocks(prompt: Prompt) -> list[dict[str, Any]]:
     Raises:
         ChannelRefused: a field Slack has no control for, or a token too long for a button.
     """
-    if len(prompt.token) > _BUTTON_VALUE:
+    if len(prompt.token) > _BUTTONVALUE:
         raise ChannelRefused(
-            f"the question's token is {len(prompt.token)} characters long; a Slack button holds {_BUTTON_VALUE}"
+            f"the question's token is {len(prompt.token)} characters long; a Slack button holds {_BUTTONVALUE}"
         )
     views = field_views(prompt.schema, secret=prompt.secret_fields)
     if not prompt.secret_fields:
@@ -173,6 +181,33 @@ def modal_view(prompt: Prompt, private_metadata: str) -> dict[str, Any]:
     }
 
 
+def decline_view(prompt: Prompt, private_metadata: str) -> dict[str, Any]:
+    """The modal Decline opens: the question, and why (optional)."""
+    reason = {
+        "type": "input",
+        "block_id": REASON,
+        "optional": True,
+        "label": _plain("Reason (optional)"),
+        "hint": _plain("The tool that asked reads it."),
+        "element": {
+            "type": "plain_text_input",
+            "action_id": VALUE,
+            "multiline": True,
+            "max_length": MAX_REASON,
+            "placeholder": _plain("Why not?", 150),
+        },
+    }
+    return {
+        "type": "modal",
+        "callback_id": DECLINE_CALLBACK_ID,
+        "title": _plain("Decline the question", _MODAL_TITLE),
+        "submit": _plain("Decline", _MODAL_TITLE),
+        "close": _plain("Back", _MODAL_TITLE),
+        "private_metadata": private_metadata,
+        "blocks": [_question(prompt)[0], reason],
+    }
+
+
 def notice_view(text: str) -> dict[str, Any]:
     """A modal that only says `text` (the question closed, or the person may not answer it)."""
     return {
@@ -205,7 +240,7 @@ def _input(view: FieldView, prop: Mapping[str, Any]) -> dict[str, Any]:
         "type": "input",
         "block_id": view.name,
         "label": _plain(view.label),
-        "element": {"action_id": _VALUE} | element,
+        "element": {"action_id": VALUE} | element,
         # An unticked checkbox is an answer (false); Slack would otherwise insist on a tick.
         "optional": view.kind == "boolean" or not view.required,
     }
@@ -281,92 +316,3 @@ def _epoch(value: Any) -> int | None:
     except ValueError:
         return None
     return int((moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)).timestamp())
-
-
-# -- what Slack sends back --------------------------------------------------------------------------
-
-
-def token_of(payload: Mapping[str, Any], action: Mapping[str, Any]) -> str | None:
-    """The token behind a clicked element: a button's value, else the Decline button's in the same block."""
-    if isinstance(action.get("value"), str):
-        return str(action["value"])
-    for block in (payload.get("message") or {}).get("blocks") or ():
-        if block.get("block_id") == action.get("block_id"):
-            for element in block.get("elements") or ():
-                if element.get("action_id") == PREFIX + DECLINE and isinstance(element.get("value"), str):
-                    return str(element["value"])
-    return None
-
-
-def click_content(schema: Mapping[str, Any], action: str, clicked: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The answer a click on a message control stands for (`action` without the prefix); None when it is none."""
-    names = list(schema.get("properties", {}))
-    if action == OK and not names:
-        return {}
-    if len(names) != 1:
-        return None
-    name, prop = names[0], schema["properties"][names[0]]
-    if action in (YES, NO) and prop.get("type") == "boolean":
-        return {name: action == YES}
-    if action == SELECT:
-        index = (clicked.get("selected_option") or {}).get("value")
-    elif action.startswith(CHOOSE):
-        index = action.removeprefix(CHOOSE)
-    else:
-        return None
-    value = _option(options_of(prop) or [], index)
-    return None if value is None else {name: value}
-
-
-def _option(options: Sequence[tuple[str, str]], index: Any) -> str | None:
-    try:
-        return options[int(index)][0] if 0 <= int(index) < len(options) else None
-    except (TypeError, ValueError):
-        return None
-
-
-def content_of(schema: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str, Any]:
-    """A submitted modal's `view.state.values` as answer content, converted to the schema's types.
-
-    Empty optional fields are left out; a value that does not convert is passed on as typed, for the desk to refuse.
-    """
-    content: dict[str, Any] = {}
-    required = set(schema.get("required", ()))
-    for name, prop in schema.get("properties", {}).items():
-        state = (values.get(name) or {}).get(_VALUE) or {}
-        kind = prop.get("type", "string")
-        if kind == "boolean":
-            content[name] = any(o.get("value") == "true" for o in state.get("selected_options") or ())
-        elif kind == "array":
-            options = options_of(prop.get("items", {})) or []
-            chosen = [_option(options, o.get("value")) for o in state.get("selected_options") or ()]
-            if chosen or name in required:
-                content[name] = [c for c in chosen if c is not None]
-        elif "selected_option" in state or options_of(prop):
-            picked = _option(options_of(prop) or [], (state.get("selected_option") or {}).get("value"))
-            if picked is not None:
-                content[name] = picked
-        elif state.get("selected_date"):
-            content[name] = str(state["selected_date"])
-        elif state.get("selected_date_time") is not None:
-            moment = dt.datetime.fromtimestamp(int(state["selected_date_time"]), dt.UTC)
-            content[name] = moment.isoformat().replace("+00:00", "Z")
-        elif state.get(_VALUE) not in (None, ""):
-            content[name] = (
-                typed_number(str(state[_VALUE]), kind) if kind in ("integer", "number") else str(state[_VALUE])
-            )
-    return content
-
-
-def errors_of(schema: Mapping[str, Any], verdict: Verdict) -> dict[str, str]:
-    """A refused answer's problems by input block, as Slack's `response_action: errors` shows them in the modal."""
-    names = list(schema.get("properties", {}))
-    if not names:
-        return {}
-    errors: dict[str, list[str]] = {}
-    for path, problem in verdict.problems.items():
-        field = path.split(".", 1)[0]
-        errors.setdefault(field if field in names else names[0], []).append(problem)
-    if not errors:
-        errors[names[0]] = [verdict.message]
-    return {block: _cut("; ".join(problems), 300) for block, problems in errors.items()}

@@ -80,7 +80,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from elicitkit.channels._teams_auth import ConnectorAuth, KeysUnavailable, SeenActivities, Unauthorized, require
-from elicitkit.channels._teams_cards import CARD_TYPE, closed_card, content_of, question_card
+from elicitkit.channels._teams_cards import CARD_TYPE, closed_card, content_of, question_card, reason_of
 from elicitkit.channels._teams_connector import BotToken, Connector, TeamsError
 from elicitkit.channels.base import ChannelRefused, Closing, Desk, Prompt, Responder
 
@@ -241,7 +241,7 @@ class TeamsChannel:
         if not isinstance(presser, Responder):
             return presser
         if action == "decline":
-            return (await desk.reply(token, presser, "decline", None)).message
+            return (await desk.reply(token, presser, "decline", None, reason=reason_of(data))).message
         if action == "secure":
             verdict = await desk.secure_link(token, presser)
             return f"Your one-time link (only you can see it): {verdict.message}" if verdict.ok else verdict.message

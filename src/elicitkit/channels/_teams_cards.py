@@ -24,6 +24,10 @@ A field of any other type, a multi-select without fixed options, and a
 multi-select option containing a comma (Teams could not return it) are
 refused with `ChannelRefused`, naming the field.
 
+Decline is an `Action.ShowCard`: it opens, inside the card, one optional
+multi-line input (`reason`, up to 1,000 characters) and its own Decline
+button; what the person writes there reaches the tool as `Declined.reason`.
+
 Every button is an `Action.Execute` (verb `elicitkit.answer`,
 `elicitkit.decline` or `elicitkit.secure`) whose data is `{"ek": token,
 "action": "answer" | "decline" | "secure"}`. Teams sends a press as an `invoke`
@@ -55,17 +59,32 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from elicitkit._core.kinds import MAX_REASON
 from elicitkit._schema.choices import options_of
 from elicitkit._web.forms import FieldView, field_views, parse_form
 from elicitkit.channels.base import ChannelRefused, Closing, Prompt
 
-__all__ = ["CARD_TYPE", "INPUT", "TIME", "VERBS", "Action", "closed_card", "content_of", "literal", "question_card"]
+__all__ = [
+    "CARD_TYPE",
+    "INPUT",
+    "REASON",
+    "TIME",
+    "VERBS",
+    "Action",
+    "closed_card",
+    "content_of",
+    "literal",
+    "question_card",
+    "reason_of",
+]
 
 CARD_TYPE = "application/vnd.microsoft.card.adaptive"
 INPUT = "field:"
 """The prefix of every input id."""
 TIME = "@time"
 """The suffix of a date-time field's time input (its date input has the plain id)."""
+REASON = "reason"
+"""The id of the decline's reason input (never a field's: those start with `field:`)."""
 
 Action = Literal["answer", "decline", "secure"]
 VERBS: dict[Action, str] = {"answer": "elicitkit.answer", "decline": "elicitkit.decline", "secure": "elicitkit.secure"}
@@ -104,7 +123,7 @@ def question_card(prompt: Prompt) -> dict[str, Any]:
         ChannelRefused: a field Teams has no input for (the message names it and says why).
     """
     body = _heading(prompt)
-    decline = _action("Decline", prompt.token, "decline")
+    decline = _decline(prompt.token)
     if prompt.secret_fields:
         names = literal(", ".join(prompt.secret_fields))
         body.append(_text(f"Some answers ({names}) are secret: they are never typed into Teams.", subtle=True))
@@ -204,6 +223,26 @@ def _heading(prompt: Prompt, *, open_until: bool = True) -> list[dict[str, Any]]
         line = " · ".join(notes)
         blocks.append(_text(line[0].upper() + line[1:], subtle=True))
     return blocks
+
+
+def _decline(token: str) -> dict[str, Any]:
+    """Decline: a card shown in place, asking why (optional), with the button that declines."""
+    reason = {
+        "type": "Input.Text",
+        "id": REASON,
+        "label": "Reason (optional)",
+        "isMultiline": True,
+        "maxLength": MAX_REASON,
+        "placeholder": "Why not? The tool that asked reads it.",
+    }
+    card = {"type": "AdaptiveCard", "body": [reason], "actions": [_action("Decline", token, "decline", inputs=True)]}
+    return {"type": "Action.ShowCard", "title": "Decline", "card": card}
+
+
+def reason_of(data: Mapping[str, Any]) -> str | None:
+    """The reason written in a decline's card (None: none sent)."""
+    reason = data.get(REASON)
+    return reason if isinstance(reason, str) else None
 
 
 def _action(

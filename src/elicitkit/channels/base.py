@@ -5,7 +5,8 @@ A channel (the web inbox, Slack, Discord, Teams, or your own) does four things:
 1. `post(prompt)`: show a question to people, return a reference to the message;
 2. receive their replies on its own HTTP callbacks (`routes()`), check that each
    one really comes from the service (signatures, timestamps, replays), and hand
-   it to the `Desk` with who sent it. elicitkit reads each callback's body
+   it to the `Desk` with who sent it (and, for a decline, the reason they gave,
+   if the channel asks for one). elicitkit reads each callback's body
    before the route runs, refusing one over the channel's `body_limit` (an
    optional attribute, in bytes; 1 MiB when absent) or slower than
    `BodyLimits.read_timeout`: `request.body()` is the exact bytes sent;
@@ -209,8 +210,16 @@ class Desk(Protocol):
         """The open question behind `token` (to build a modal, say), or None when it is closed or the token is bad."""
         ...
 
-    async def reply(self, token: str, responder: Responder, action: str, content: Mapping[str, Any] | None) -> Verdict:
-        """Answer the question behind `token` as `responder`."""
+    async def reply(
+        self,
+        token: str,
+        responder: Responder,
+        action: str,
+        content: Mapping[str, Any] | None,
+        *,
+        reason: str | None = None,
+    ) -> Verdict:
+        """Answer the question behind `token` as `responder`; `reason`: what they said when declining (optional)."""
         ...
 
     async def secure_link(self, token: str, responder: Responder) -> Verdict:
