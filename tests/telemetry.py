@@ -10,7 +10,7 @@ import random
 from typing import Any
 
 from opentelemetry import metrics, trace
-from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics import AlwaysOffExemplarFilter, MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -55,5 +55,8 @@ def install() -> Telemetry:
     tracer_provider = TracerProvider(id_generator=PrivateIdGenerator())
     tracer_provider.add_span_processor(SimpleSpanProcessor(telemetry.spans))
     trace.set_tracer_provider(tracer_provider)
-    metrics.set_meter_provider(MeterProvider(metric_readers=[telemetry.metrics]))
+    # No exemplars: their reservoirs sample with the `random` module's global state too (the same trouble as the
+    # span ids above, from a server thread recording a measurement inside a sampled span).
+    provider = MeterProvider(metric_readers=[telemetry.metrics], exemplar_filter=AlwaysOffExemplarFilter())
+    metrics.set_meter_provider(provider)
     return telemetry

@@ -182,8 +182,9 @@ async def test_the_web_inbox_refuses_an_answer_that_breaks_the_models_own_rules_
             refused = await alice.answer(question, **broken)
             assert refused.status_code == 422, refused.text
             assert "Thanks, your answer was recorded." not in refused.text
-            marked = refused.text.split(f'id="{question.id}-{field}"', 1)[1].split("</div>", 1)[0]
-            assert 'class="error"' in marked, field
+            marked = refused.text.split(f'id="{question.id}-{field}"', 1)[1].split(">", 1)[0]
+            assert 'aria-invalid="true"' in marked, field  # the field says it is in error, and which message says why
+            assert f'<p class="error-message" id="{question.id}-{field}-error">' in refused.text, field
             assert [q.message for q in await alice.questions()] == ["New branch?"]
             assert hitl.pending_questions == 1
             assert not call.done.is_set()

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from elicitkit._web.messages import WHOLE, explain
+from elicitkit._web.messages import WHOLE, authored, explain
 from elicitkit._web.pages import error_page, form_page, message_page, stylesheet
 
 HOSTILE = "<script>alert(1)</script>\"'&"
@@ -236,3 +236,13 @@ def test_no_choice_is_made_for_the_person() -> None:
     # Optional fields say so; required ones carry no mark.
     assert page.text.count("(optional)") == 4  # tier, notify, plan (canary is a single checkbox), the decline reason
     assert "Decline tells the tool no; Cancel closes the question without saying yes or no." in page.text
+
+
+def test_a_tool_s_own_validator_is_quoted_in_its_author_s_words_and_pydantic_s_own_text_never() -> None:
+    assert authored("Value error, root may not own a branch") == "root may not own a branch"
+    assert authored("Assertion failed, replicas must be even") == "replicas must be even"
+    assert authored("String should match pattern '^[a-z0-9-]+$'") is None
+    said = {"service": "checkout is frozen this week"}
+    assert explain(RELEASE, {"service": "checkout"}, ["service"], said) == {
+        "service": "Service is not accepted: checkout is frozen this week"
+    }

@@ -35,7 +35,7 @@ from starlette.routing import Route
 from elicitkit._core.kinds import Answer, decline_reason
 from elicitkit._engine.answers import PageQuestion, PageReply
 from elicitkit._web.forms import CONTROLS, page_controls, parse_form
-from elicitkit._web.messages import WHOLE, explain
+from elicitkit._web.messages import WHOLE, authored, explain
 from elicitkit._web.pages import CSP, error_page, form_page, message_page, stylesheet
 from elicitkit._web.tokens import InvalidLink, Link, LinkTokens
 from elicitkit.channels.base import Responder
@@ -220,8 +220,9 @@ class Pages:
         if reply.status == "refused":
             assert reply.problems is not None
             # The page says what to do in its own words, from the schema; never the validator's text.
-            paths = [problem.dotted for problem in reply.problems.problems]
-            errors = explain(found.schema.wire, content, paths) or {"": WHOLE}
+            problems = reply.problems.problems
+            said = {p.field: words for p in problems if (words := authored(p.message)) is not None}
+            errors = explain(found.schema.wire, content, [p.dotted for p in problems], said) or {"": WHOLE}
             return self._render(request, link, found, binding, status=422, values=content, errors=errors)
         if reply.status == "closed":
             return self._error(request, _GONE, 410)

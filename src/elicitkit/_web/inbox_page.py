@@ -31,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 import hmac
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -49,7 +49,7 @@ from elicitkit._errors import ElicitationError
 from elicitkit._schema.choices import options_of
 from elicitkit._web.app import PageIdentity
 from elicitkit._web.forms import CONTROLS, page_controls, parse_form
-from elicitkit._web.messages import WHOLE, explain
+from elicitkit._web.messages import WHOLE, authored, explain
 from elicitkit._web.pages import CSP, _templates, fields_html, message_page, problems_of, render_summary
 from elicitkit._web.tokens import InvalidLink, Link, LinkTokens
 from elicitkit.channels.base import Desk, Prompt, Responder, Verdict
@@ -150,15 +150,16 @@ def unrenderable(schema: Mapping[str, Any]) -> str | None:
 def question_view(
     prompt: Prompt,
     values: Mapping[str, Any] | None = None,
-    problems: Iterable[str] | None = None,
+    problems: Mapping[str, str] | None = None,
     now: float | None = None,
 ) -> QuestionView:
-    """`prompt` as the list shows it; `values` and `problems` (the paths refused) re-show a refused answer."""
+    """`prompt` as the list shows it; `values` and `problems` (by field refused, why) re-show a refused answer."""
     scope = f"q-{prompt.id}"
     errors: dict[str, str] = {}
     if problems is not None:
         # The page's own words, from the schema; never the validator's text.
-        errors = explain(prompt.schema, values, problems) or {"": WHOLE}
+        said = {name: words for name, why in problems.items() if (words := authored(why)) is not None}
+        errors = explain(prompt.schema, values, problems.keys(), said) or {"": WHOLE}
     fields, views = fields_html(prompt.schema, values, errors, prompt.secret_fields, scope)
     expires = datetime.fromtimestamp(prompt.expires_at, UTC)
     return QuestionView(
@@ -275,7 +276,7 @@ class InboxPages:
             notice = _Notice(verdict.message, ok=True)
             return await self._inbox(request, principal, notice=notice, hide=prompt.id)
         if verdict.status == "invalid":
-            refused = question_view(prompt, content, verdict.problems.keys())
+            refused = question_view(prompt, content, verdict.problems)
             notice = _Notice(f"Your answer to \u201c{prompt.message}\u201d was not sent.", ok=False)
             return await self._inbox(request, principal, notice=notice, refused=refused, status=422)
         status = 403 if verdict.status == "not_approver" else 410

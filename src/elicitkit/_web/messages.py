@@ -8,8 +8,10 @@ fields were refused, and writes each message from the schema itself: the
 field's title and the first of its constraints that the entry breaks, in the
 words of the GOV.UK Design System's error messages ("Enter service",
 "Replicas must be between 1 and 64", "Choose region"). A field refused by a
-rule the schema cannot state (a pattern, a custom validator) is asked to be
-checked against its hint. Messages never quote what was entered.
+rule the schema cannot state (a pattern) is asked to be checked against its
+hint; one the tool's own validator refused with words of its author's (a
+`ValueError` or an `assert` in a pydantic validator) says those words, which
+were written for people. Messages never quote what was entered.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 from elicitkit._schema.choices import choices_of
 from elicitkit._schema.values import check_value
 
-__all__ = ["WHOLE", "explain", "field_message", "in_sentence"]
+__all__ = ["WHOLE", "authored", "explain", "field_message", "in_sentence"]
 
 WHOLE = "The answer was not accepted as a whole. Check each answer and send the form again."
 """A refusal that names no field (the type's own rule across fields)."""
@@ -34,15 +36,34 @@ _FORMATS = {
 _MISSING = object()
 
 
-def explain(schema: Mapping[str, Any], content: Mapping[str, Any] | None, paths: Iterable[str]) -> dict[str, str]:
+# How pydantic words an error a validator raised with its author's own message.
+_AUTHORED = ("Value error, ", "Assertion failed, ")
+
+
+def authored(message: str) -> str | None:
+    """The words of the validator's author in a problem's message (a `ValueError`'s, an `assert`'s), if any."""
+    for prefix in _AUTHORED:
+        if message.startswith(prefix) and len(message) > len(prefix):
+            return message[len(prefix) :]
+    return None
+
+
+def explain(
+    schema: Mapping[str, Any],
+    content: Mapping[str, Any] | None,
+    paths: Iterable[str],
+    said: Mapping[str, str] | None = None,
+) -> dict[str, str]:
     """One message for each field named in `paths` (a problem's path; its first part is the field), in the
-    schema's order; a path naming no field gives the message for the whole answer, under ""."""
+    schema's order; a path naming no field gives the message for the whole answer, under "". `said`: by field,
+    the words a validator's author refused it with (`authored`)."""
     properties: Mapping[str, Any] = schema.get("properties", {})
     named = {path.split(".")[0] for path in paths}
     required = set(schema.get("required", ()))
     sent = content or {}
+    own = said or {}
     messages = {
-        name: field_message(prop, name, name in required, sent.get(name, _MISSING))
+        name: field_message(prop, name, name in required, sent.get(name, _MISSING), own.get(name))
         for name, prop in properties.items()
         if name in named
     }
@@ -51,8 +72,11 @@ def explain(schema: Mapping[str, Any], content: Mapping[str, Any] | None, paths:
     return messages
 
 
-def field_message(prop: Mapping[str, Any], name: str, required: bool = True, value: Any = _MISSING) -> str:
-    """What to do about field `name` (schema property `prop`) refused with `value` (left out: nothing entered)."""
+def field_message(
+    prop: Mapping[str, Any], name: str, required: bool = True, value: Any = _MISSING, said: str | None = None
+) -> str:
+    """What to do about field `name` (schema property `prop`) refused with `value` (left out: nothing entered);
+    `said`: the words the tool's own validator refused it with."""
     given = str(prop.get("title") or name)
     title, lower = given[:1].upper() + given[1:], in_sentence(given)  # to start a sentence, and inside one
     kind = prop.get("type", "string")
@@ -74,6 +98,8 @@ def field_message(prop: Mapping[str, Any], name: str, required: bool = True, val
         fmt = prop.get("format")
         if fmt in _FORMATS and check_value(dict(prop), value):
             return f"Enter {lower} {_FORMATS[fmt]}"
+    if said:
+        return f"{title} is not accepted: {said}"
     return _unexplained(prop, title)
 
 
