@@ -1419,7 +1419,10 @@ __ek_mcp_ask() {
 		printf '{"action":"error","content":null}'
 		return 1
 	fi
-	if ! [[ "${timeout}" =~ ^[0-9]+(\.[0-9]+)?$ ]] || [[ "${timeout}" =~ ^0+(\.0+)?$ ]]; then
+	# One rule for every timeout, before anything is asked: a positive number of seconds in JSON's grammar
+	# (no sign, no exponent, no leading zero), so that the ek_* helper below never refuses it itself (its
+	# refusal would come back as a client's error, status 0).
+	if ! [[ "${timeout}" =~ ^(0|[1-9][0-9]*)(\.[0-9]+)?$ ]] || [[ "${timeout}" =~ ^0(\.0+)?$ ]]; then
 		__ek_warn "${name}: the timeout must be a positive number of seconds, not '${timeout}' (MCPBASH_ELICITATION_TIMEOUT)"
 		printf '{"action":"error","content":null}'
 		return 1
