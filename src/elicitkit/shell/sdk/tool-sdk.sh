@@ -1441,7 +1441,11 @@ __ek_mcp_ask() {
 	4) printf '{"action":"decline","content":null}' ;; # the client cannot show this kind: mcp-bash's decline
 	*)
 		# The client failed the request, or the question could not be asked: mcp-bash's "error", answered.
-		if [[ "${reply}" == *'"message":'* ]]; then __ek_warn "${name}: ${reply#*\"message\":}"; fi
+		# Why, on stderr: the reply's "message" (its last member), as the JSON string it is, on one line.
+		if [[ "${reply}" == *'"message":"'*'"}' ]]; then
+			reply="${reply#*\"message\":}"
+			__ek_warn "${name}: ${reply:0:${#reply}-1}"
+		fi
 		printf '{"action":"error","content":null}'
 		;;
 	esac
