@@ -1,10 +1,13 @@
 """The shell SDK sends exactly the question a script asked, whatever its values hold.
 
-A value that comes from the caller (`ek_number --default "$(mcp_args_get .size)"`)
-must stay the value it is: text stays text wherever it goes, and an option that
-takes a number, a count or a boolean refuses anything else before a question is
-sent. Every helper, every option, in both of mcp-bash's modes (with jq and
-without), through a real `elicitkit serve` over stdio and HTTP, on both eras.
+A value that comes from the caller (`ek_number --default "$(mcp_args_get .size)"`,
+`mcp_elicit_choice "$(mcp_args_get .question)" ...`) must stay the value it is: text
+stays text wherever it goes, and a value that takes a number, a count or a boolean
+(an ek_* option, mcp-bash's TIMEOUT) refuses anything else before a question is
+sent. Every helper: mcp-bash's called as mcp-bash documents them, with positional
+arguments only, and the ek_* ones with every option; in both of mcp-bash's modes
+(with jq and without), through a real `elicitkit serve` over stdio and HTTP, on
+both eras.
 """
 
 from __future__ import annotations
@@ -226,7 +229,6 @@ def timeout_refused(name: str, value: str) -> Outcome:
     return (1, MCP_ERROR, reason + "\n")
 
 
-
 def outcomes(text: str) -> list[Outcome]:
     """Each case's exit code, reply (JSON) and stderr, as the ask_cases tool printed them."""
     got = []
@@ -307,7 +309,10 @@ async def test_a_schema_a_format_or_a_url_that_is_not_what_it_claims_is_refused_
             "the request gives 'mode' twice",
         ),
         (
-            ["ek_ask_json", '{"message":"Go?","schema":{"type":"object","properties":{"n":{"type":"number","default":NaN}}}}'],
+            [
+                "ek_ask_json",
+                '{"message":"Go?","schema":{"type":"object","properties":{"n":{"type":"number","default":NaN}}}}',
+            ],
             "NaN is not a JSON number",
         ),
         (  # schema text that is half a character
@@ -351,10 +356,11 @@ async def test_an_answer_whose_content_looks_like_an_error_is_still_an_accept(mo
         with anyio.fail_after(30):
             async with Client(server, mode=mode, elicitation_callback=human) as client:
                 result = await client.call_tool("ask_cases", {"cases": cases})
-    assert outcomes(text_of(result)) == [
+    accepted = [
         (0, {"action": "accept", "content": {"error": "timeout"}}, ""),
         (0, {"action": "accept", "content": {"error": "not_supported"}}, ""),
-    ] * 2
+    ]
+    assert outcomes(text_of(result)) == accepted * 2  # the ek_* helpers, then mcp-bash's
 
 
 # --- the SDK alone: a typed option that is not of its type never leaves the script --------------------
