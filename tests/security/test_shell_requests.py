@@ -1,10 +1,13 @@
 """The shell SDK sends exactly the question a script asked, whatever its values hold.
 
-A value that comes from the caller (`ek_number --default "$(mcp_args_get .size)"`)
-must stay the value it is: text stays text wherever it goes, and an option that
-takes a number, a count or a boolean refuses anything else before a question is
-sent. Every helper, every option, in both of mcp-bash's modes (with jq and
-without), through a real `elicitkit serve` over stdio and HTTP, on both eras.
+A value that comes from the caller (`ek_number --default "$(mcp_args_get .size)"`,
+`mcp_elicit_choice "$(mcp_args_get .question)" ...`) must stay the value it is: text
+stays text wherever it goes, and a value that takes a number, a count or a boolean
+(an ek_* option, mcp-bash's TIMEOUT) refuses anything else before a question is
+sent. Every helper: mcp-bash's called as mcp-bash documents them, with positional
+arguments only, and the ek_* ones with every option; in both of mcp-bash's modes
+(with jq and without), through a real `elicitkit serve` over stdio and HTTP, on
+both eras.
 """
 
 from __future__ import annotations
@@ -28,15 +31,24 @@ from tests.security.scenes import Question, Recorder, Served, elicitkit_serve
 pytestmark = pytest.mark.anyio
 
 # What a caller may put in an argument. The first two would turn a form into a link to any site, were
-# they spliced into the request; the others carry JSON's and the shell's special characters.
+# they spliced into the request; the next two carry JSON's and the shell's special characters; the last
+# ones look like options, which mcp-bash's helpers never read (`mcp_elicit_choice "--title" a b` asks
+# "--title") and the ek_* helpers read only before `--`.
 HOSTILE = [
     '"}, "mode": "url", "url": "https://evil.example/"',
     '1}}, "mode": "url", "url": "https://evil.example/", "x": {"y": "',
     'two\nlines\r\tand {braces} [brackets] \\ back\\"slash \\u0022',
     "control \x01\x1f\x7f, unicode é 🙂, shell $(echo PWNED) `echo PWNED` ${HOME} '",
+    "--timeout",
+    "--",
+    "--integer",
 ]
 LINK = "https://docs.example.com/sign-in"
+# An https link that carries JSON's and the shell's special characters: sent as the text it is.
+ODD_LINK = 'https://docs.example.com/a?b="},"mode":"form","url":"https://evil.example/"&c=$(echo)`x`${HOME}\'{}[]'
 DECLINED = {"action": "decline", "content": None}
+MCP_ERROR = {"action": "error", "content": None}  # mcp-bash's reply when nobody answered or could be asked
+Outcome = tuple[int, dict[str, Any], str]  # a helper's exit code, reply and stderr
 
 
 def form(message: str, field: str, prop: dict[str, Any], *, required: bool = True) -> Question:
@@ -53,38 +65,46 @@ def titled(option: str) -> dict[str, str]:
 
 
 def asked(v: str) -> list[tuple[list[str], Question]]:
-    """Every helper with `v` in every option that takes text, and the question it must send."""
+    """Every helper with `v` in every argument that takes text, and the question it must send.
+
+    mcp-bash's helpers are called as mcp-bash documents them, with positional arguments only; the ek_*
+    helpers with every option, `--` before a message that looks like an option.
+    """
     pieces = v.split(",")  # a multi-choice --default is comma-separated
+    end = ["--"] if v.startswith("-") else []
     schema = {"type": "object", "properties": {"note": {"type": "string", "title": v}}}
     return [
         (
-            ["ek_confirm", "--title", v, "--description", v, "--field", v, v],
+            ["ek_confirm", "--title", v, "--description", v, "--field", v, *end, v],
             form(v, v, {"type": "boolean", "title": v, "description": v}),
         ),
-        (["mcp_elicit_confirm", "--title", v, v], form(v, "confirmed", {"type": "boolean", "title": v})),
+        (["mcp_elicit_confirm", v], form(v, "confirmed", {"type": "boolean"})),
         (
-            ["ek_string", "--title", v, "--description", v, "--default", v, v, v],
+            ["ek_string", "--title", v, "--description", v, "--default", v, *end, v, v],
             form(v, v, {"type": "string", "title": v, "description": v, "default": v}, required=False),
         ),
         (
-            ["mcp_elicit_string", "--min", "0", "--max", "9", v, v],
-            form(v, v, {"type": "string", "minLength": 0, "maxLength": 9}),
+            ["ek_string", "--min", "0", "--max", "9", "--format", "email", *end, v, v],
+            form(v, v, {"type": "string", "minLength": 0, "maxLength": 9, "format": "email"}),
         ),
+        (["mcp_elicit_string", v, v], form(v, v, {"type": "string"})),
+        (["mcp_elicit_string", v], form(v, "value", {"type": "string"})),
         (
-            ["ek_number", "--title", v, "--min", "-1.5", "--max", "1e3", "--default", "2.5E1", v, v],
+            ["ek_number", "--title", v, "--min", "-1.5", "--max", "1e3", "--default", "2.5E1", *end, v, v],
             form(v, v, {"type": "number", "title": v, "minimum": -1.5, "maximum": 1000, "default": 25}, required=False),
         ),
         (
-            ["mcp_elicit_number", "--integer", "--description", v, "--min", "0", "--max", "10", v],
+            ["ek_number", "--integer", "--description", v, "--min", "0", "--max", "10", *end, v],
             form(v, "value", {"type": "integer", "description": v, "minimum": 0, "maximum": 10}),
         ),
+        (["mcp_elicit_number", v, v], form(v, v, {"type": "number"})),
         (
-            ["ek_choice", "--default", v, "--field", v, v, v, "plain"],
+            ["ek_choice", "--default", v, "--field", v, *end, v, v, "plain"],
             form(v, v, {"type": "string", "enum": [v, "plain"], "default": v}, required=False),
         ),
         (["mcp_elicit_choice", v, v, "plain"], form(v, "choice", {"type": "string", "enum": [v, "plain"]})),
         (
-            ["ek_titled_choice", "--title", v, "--default", "ok", v, f"ok:{v}", v],
+            ["ek_titled_choice", "--title", v, "--default", "ok", *end, v, f"ok:{v}", v],
             form(
                 v,
                 "choice",
@@ -93,11 +113,11 @@ def asked(v: str) -> list[tuple[list[str], Question]]:
             ),
         ),
         (
-            ["mcp_elicit_titled_choice", v, f"ok:{v}"],
-            form(v, "choice", {"type": "string", "oneOf": [titled(f"ok:{v}")]}),
+            ["mcp_elicit_titled_choice", v, f"ok:{v}", v],
+            form(v, "choice", {"type": "string", "oneOf": [titled(f"ok:{v}"), titled(v)]}),
         ),
         (
-            ["ek_multi_choice", "--title", v, "--min", "1", "--max", "9", "--default", v, v, *pieces, "plain"],
+            ["ek_multi_choice", "--title", v, "--min", "1", "--max", "9", "--default", v, *end, v, *pieces, "plain"],
             form(
                 v,
                 "choices",
@@ -117,16 +137,23 @@ def asked(v: str) -> list[tuple[list[str], Question]]:
             form(v, "choices", {"type": "array", "items": {"type": "string", "enum": [v, "plain"]}}),
         ),
         (
-            ["ek_titled_multi_choice", "--description", v, v, f"ok:{v}", v],
+            ["ek_titled_multi_choice", "--description", v, *end, v, f"ok:{v}", v],
             form(v, "choices", {"type": "array", "description": v, "items": {"anyOf": [titled(f"ok:{v}"), titled(v)]}}),
         ),
         (
-            ["mcp_elicit_titled_multi_choice", v, f"ok:{v}"],
-            form(v, "choices", {"type": "array", "items": {"anyOf": [titled(f"ok:{v}")]}}),
+            ["mcp_elicit_titled_multi_choice", v, f"ok:{v}", v],
+            form(v, "choices", {"type": "array", "items": {"anyOf": [titled(f"ok:{v}"), titled(v)]}}),
         ),
-        (["ek_url", "--timeout", "30", v, LINK], ("url", v, LINK)),
+        (["ek_url", "--timeout", "30", *end, v, LINK], ("url", v, LINK)),
+        (["mcp_elicit_url", v, LINK], ("url", v, LINK)),
+        (["mcp_elicit_url", v, ODD_LINK], ("url", v, ODD_LINK)),
+        (["ek_url", *end, v, ODD_LINK], ("url", v, ODD_LINK)),
+        (["mcp_elicit", v, ODD_LINK, "", "url"], ("url", v, ODD_LINK)),
         (["mcp_elicit_url", v, LINK, "30"], ("url", v, LINK)),
+        (["mcp_elicit", v, json.dumps(schema)], ("form", v, schema)),
         (["mcp_elicit", v, json.dumps(schema), "30.5"], ("form", v, schema)),
+        (["mcp_elicit", v, json.dumps(schema), "30", v], ("form", v, schema)),  # a MODE that is not url: a form
+        (["mcp_elicit", v, LINK, "30", "url"], ("url", v, LINK)),
         (
             ["ek_ask_json", json.dumps({"message": v, "mode": "form", "schema": schema})],
             ("form", v, schema),
@@ -134,7 +161,7 @@ def asked(v: str) -> list[tuple[list[str], Question]]:
     ]
 
 
-# Every option that takes a number, a count or a boolean, on every helper that has it.
+# Every option of the ek_* helpers that takes a number, a count or a boolean, on every helper that has it.
 NUMBER, COUNT, BOOLEAN = "a number", "a whole number (0 or more)", "true or false"
 FAMILIES = {
     "confirm": [("--default", BOOLEAN), ("--timeout", NUMBER)],
@@ -148,14 +175,14 @@ FAMILIES = {
 
 
 def typed_options() -> list[tuple[list[str], str, str]]:
-    """(the call before the bad value, the option, what it takes) for every typed option of every helper."""
+    """(the call before the bad value, the option, what it takes) for every typed option of every ek_* helper."""
     calls = []
     for family, options in FAMILIES.items():
-        for helper in (f"ek_{family}", f"mcp_elicit_{family}"):
-            for option, kind in options:
-                calls.append(([helper, option], option, kind))
-                if family == "number":
-                    calls.append(([helper, "--integer", option], option, kind))
+        helper = f"ek_{family}"
+        for option, kind in options:
+            calls.append(([helper, option], option, kind))
+            if family == "number":
+                calls.append(([helper, "--integer", option], option, kind))
     calls.append((["ek_url", "--timeout"], "--timeout", NUMBER))
     return calls
 
@@ -168,14 +195,48 @@ def with_value(call: list[str], value: str) -> list[str]:
 
 
 def refused(option: str, kind: str, value: str) -> dict[str, Any]:
-    message = f"{option} must be {kind}, not '{value}'"
-    return {"action": "error", "content": None, "error": "invalid_request", "message": message}
+    """The SDK's reply to a typed option that is not of its type."""
+    return refused_by_server(f"{option} must be {kind}, not '{value}'")
 
 
-def case_lines(text: str) -> list[tuple[int, dict[str, Any]]]:
-    lines = text.splitlines()
-    assert "JQ CALLED" not in lines
-    return [(int(code), json.loads(reply)) for code, reply in (line.split(" ", 1) for line in lines)]
+def refused_by_server(reason: str) -> dict[str, Any]:
+    """elicitkit's reply to a question that cannot be asked."""
+    return {"action": "error", "content": None, "error": "invalid_request", "message": reason}
+
+
+def timed(value: str) -> list[tuple[list[str], str]]:
+    """Every mcp-bash helper with `value` as its wait (TIMEOUT, or MCPBASH_ELICITATION_TIMEOUT), and its name."""
+    setting = f"MCPBASH_ELICITATION_TIMEOUT={value}"
+    return [
+        (["mcp_elicit", "Go?", "{}", value], "mcp_elicit"),
+        (["mcp_elicit", "Go?", LINK, value, "url"], "mcp_elicit"),
+        (["mcp_elicit_url", "Go?", LINK, value], "mcp_elicit_url"),
+        ([setting, "mcp_elicit", "Go?", "{}"], "mcp_elicit"),
+        ([setting, "mcp_elicit_url", "Go?", LINK], "mcp_elicit_url"),
+        ([setting, "mcp_elicit_confirm", "Go?"], "mcp_elicit"),
+        ([setting, "mcp_elicit_string", "Name?"], "mcp_elicit"),
+        ([setting, "mcp_elicit_number", "Size?"], "mcp_elicit"),
+        ([setting, "mcp_elicit_choice", "Which?", "a", "b"], "mcp_elicit"),
+        ([setting, "mcp_elicit_titled_choice", "Which?", "a:A", "b:B"], "mcp_elicit"),
+        ([setting, "mcp_elicit_multi_choice", "Which?", "a", "b"], "mcp_elicit"),
+        ([setting, "mcp_elicit_titled_multi_choice", "Which?", "a:A", "b:B"], "mcp_elicit"),
+    ]
+
+
+def timeout_refused(name: str, value: str) -> Outcome:
+    """mcp-bash's reply when nobody can be asked (status 1), and the SDK's reason on stderr."""
+    reason = f"{name}: the timeout must be a positive number of seconds, not '{value}' (MCPBASH_ELICITATION_TIMEOUT)"
+    return (1, MCP_ERROR, reason + "\n")
+
+
+def outcomes(text: str) -> list[Outcome]:
+    """Each case's exit code, reply (JSON) and stderr, as the ask_cases tool printed them."""
+    got = []
+    for line in text.splitlines():
+        case = json.loads(line)
+        assert "JQ CALLED" not in case["reply"] + case["stderr"]
+        got.append((case["code"], json.loads(case["reply"]), case["stderr"]))
+    return got
 
 
 @pytest.mark.parametrize("minimal", [False, True], ids=["with-jq", "minimal"])
@@ -184,86 +245,122 @@ async def test_every_helper_sends_exactly_the_question_asked_whatever_its_values
 ) -> None:
     cases: list[list[str]] = []
     questions: list[Question] = []
-    replies: list[tuple[int, dict[str, Any]]] = []
+    expected: list[Outcome] = []
     for v in HOSTILE:
         for call, question in asked(v):
             cases.append(call)
             questions.append(question)
-            mcp_names = call[0].startswith("mcp_")  # mcp-bash's code: 0 when the person answered
-            replies.append((0 if mcp_names else 1, DECLINED))
+            # mcp-bash's code: 0 when the person answered; elicitkit's: 1 for a decline.
+            expected.append((0, DECLINED, "") if call[0].startswith("mcp_") else (1, DECLINED, ""))
         for call, option, kind in typed_options():  # refused in the script: never sent
             cases.append(with_value(call, v))
-            replies.append((1 if call[0].startswith("mcp_") else 5, refused(option, kind, v)))
-        cases += [["mcp_elicit", "Go?", "{}", v], ["mcp_elicit_url", "Go?", LINK, v]]
-        replies += [(1, refused("TIMEOUT", NUMBER, v))] * 2
+            expected.append((5, refused(option, kind, v), ""))
+        for call, name in timed(v):  # refused in the script: never sent
+            cases.append(call)
+            expected.append(timeout_refused(name, v))
     # A multi-choice default is split on commas as `read -a` splits it: a final empty value is dropped.
     cases.append(["ek_multi_choice", "--default", "a,b,", "Which?", "a", "b"])
     items = {"type": "string", "enum": ["a", "b"]}
     questions.append(
         form("Which?", "choices", {"type": "array", "items": items, "default": ["a", "b"]}, required=False)
     )
-    replies.append((1, DECLINED))
+    expected.append((1, DECLINED, ""))
     person = Recorder()
     async with elicitkit_serve(served_over) as server:
-        with anyio.fail_after(60):
+        with anyio.fail_after(90):
             # On 2026-07-28 each question is a round of its own.
             async with Client(
                 server, mode=mode, elicitation_callback=person, input_required_max_rounds=len(questions) + 1
             ) as client:
                 result = await client.call_tool("ask_cases", {"cases": cases, "minimal": minimal})
     assert not result.is_error, text_of(result)
-    got = case_lines(text_of(result))
-    for _, reply in got:
+    got = outcomes(text_of(result))
+    for _, reply, _ in got:
         reply.pop("elicitationId", None)  # a link's reply names it; what it is does not matter here
-    assert got == replies
+    assert got == expected
     assert person.asked == questions  # nothing more, nothing less: no link to anywhere else
 
 
-async def test_a_schema_or_a_format_that_is_not_what_it_claims_is_refused_by_the_server_and_nobody_is_asked(
+def url_refused(url: str) -> list[tuple[list[str], str]]:
+    """Every helper asking for a visit to `url`, which is not an https link, and the server's reason."""
+    reason = "An elicitation URL must not contain whitespace, control characters or backslashes"
+    if not any(c.isspace() or c == "\\" or ord(c) < 32 or ord(c) == 127 for c in url):
+        reason = f"An elicitation URL must be https (plain http only for loopback), not {url.split(':')[0]!r}"
+    calls = [["mcp_elicit_url", "Go?", url], ["mcp_elicit", "Go?", url, "30", "url"], ["ek_url", "--", "Go?", url]]
+    return [(call, reason) for call in calls]
+
+
+async def test_a_schema_a_format_or_a_url_that_is_not_what_it_claims_is_refused_by_the_server_and_nobody_is_asked(
     mode: str, served_over: Served
 ) -> None:
     spliced = '{"type":"object","properties":{}}, "mode": "url", "url": "https://evil.example/"'
-    cases = [
-        ["mcp_elicit", "Go?", spliced],
-        ["mcp_elicit", "Go?", '{"type":"object","properties":{},"properties":{"a":{"type":"string"}}}'],
-        ["ek_string", "--format", HOSTILE[0], "Email?"],
-        ["ek_ask_json", '{"message":"Go?","mode":"form","schema":{},"mode":"url","url":"https://evil.example/"}'],
-        [
-            "ek_ask_json",
-            '{"message":"Go?","schema":{"type":"object","properties":{"n":{"type":"number","default":NaN}}}}',
-        ],
-        ["ek_ask_json", '{"message":"Go?","schema":"\\ud800"}'],  # schema text that is half a character
+    refusals = [
+        (["mcp_elicit", "Go?", spliced], 'the "schema" text is not JSON: Extra data: line 1 column 34 (char 33)'),
+        (
+            ["mcp_elicit", "Go?", '{"type":"object","properties":{},"properties":{"a":{"type":"string"}}}'],
+            "the request gives 'properties' twice",
+        ),
+        (
+            ["ek_string", "--format", HOSTILE[0], "Email?"],
+            f"Raw schema property 'value': format {HOSTILE[0]!r} is not one of ['date', 'date-time', 'email', 'uri']",
+        ),
+        (
+            ["ek_ask_json", '{"message":"Go?","mode":"form","schema":{},"mode":"url","url":"https://evil.example/"}'],
+            "the request gives 'mode' twice",
+        ),
+        (
+            [
+                "ek_ask_json",
+                '{"message":"Go?","schema":{"type":"object","properties":{"n":{"type":"number","default":NaN}}}}',
+            ],
+            "NaN is not a JSON number",
+        ),
+        (  # schema text that is half a character
+            ["ek_ask_json", '{"message":"Go?","schema":"\\ud800"}'],
+            'the "schema" text is not JSON: Expecting value: line 1 column 1 (char 0)',
+        ),
     ]
+    for url in [*HOSTILE, "javascript:alert(1)", "http://docs.example.com/", "https://docs.example.com/a b"]:
+        refusals += url_refused(url)
     person = Recorder()
     async with elicitkit_serve(served_over) as server:
-        with anyio.fail_after(30):
+        with anyio.fail_after(60):
             async with Client(server, mode=mode, elicitation_callback=person) as client:
-                result = await client.call_tool("ask_cases", {"cases": cases})
-    got = case_lines(text_of(result))
-    assert [code for code, _ in got] == [1, 1, 5, 5, 5, 5]
-    assert {reply["error"] for _, reply in got} == {"invalid_request"}
-    assert [reply["message"] for _, reply in got] == [
-        'the "schema" text is not JSON: Extra data: line 1 column 34 (char 33)',
-        "the request gives 'properties' twice",
-        f"Raw schema property 'value': format {HOSTILE[0]!r} is not one of ['date', 'date-time', 'email', 'uri']",
-        "the request gives 'mode' twice",
-        "NaN is not a JSON number",
-        'the "schema" text is not JSON: Expecting value: line 1 column 1 (char 0)',
-    ]
+                result = await client.call_tool("ask_cases", {"cases": [call for call, _ in refusals]})
+    got = outcomes(text_of(result))
+    assert len(got) == len(refusals)
+    for (call, reason), (code, reply, stderr) in zip(refusals, got, strict=True):
+        if call[0].startswith("mcp_"):
+            # As mcp-bash answers when its server cannot ask: the client's "error", status 0; why, on stderr.
+            assert (code, reply) == (0, MCP_ERROR), call
+            assert stderr == f"{call[0]}: {json.dumps(reason, ensure_ascii=False)}\n", call
+        else:
+            assert (code, reply, stderr) == (5, refused_by_server(reason), ""), call
     assert person.asked == []
 
 
 async def test_an_answer_whose_content_looks_like_an_error_is_still_an_accept(mode: str, served_over: Served) -> None:
-    human = ScriptedHuman(accept({"error": "timeout"}), accept({"error": "not_supported"}))
-    cases = [["ek_choice", "--field", "error", "Which?", "timeout", "other"], ["ek_string", "--field", "error", "Why?"]]
+    human = ScriptedHuman(
+        accept({"error": "timeout"}),
+        accept({"error": "not_supported"}),
+        accept({"error": "timeout"}),
+        accept({"error": "not_supported"}),
+    )
+    cases = [
+        ["ek_choice", "--field", "error", "Which?", "timeout", "other"],
+        ["ek_string", "--field", "error", "Why?"],
+        ["mcp_elicit_string", "Why?", "error"],
+        ["mcp_elicit", "Why?", '{"type":"object","properties":{"error":{"type":"string"}}}'],
+    ]
     async with elicitkit_serve(served_over) as server:
         with anyio.fail_after(30):
             async with Client(server, mode=mode, elicitation_callback=human) as client:
                 result = await client.call_tool("ask_cases", {"cases": cases})
-    assert case_lines(text_of(result)) == [
-        (0, {"action": "accept", "content": {"error": "timeout"}}),
-        (0, {"action": "accept", "content": {"error": "not_supported"}}),
+    accepted = [
+        (0, {"action": "accept", "content": {"error": "timeout"}}, ""),
+        (0, {"action": "accept", "content": {"error": "not_supported"}}, ""),
     ]
+    assert outcomes(text_of(result)) == accepted * 2  # the ek_* helpers, then mcp-bash's
 
 
 # --- the SDK alone: a typed option that is not of its type never leaves the script --------------------
@@ -272,28 +369,35 @@ NOT_NUMBERS = ["abc", "1e", "0x10", "NaN", "Infinity", "-", "+1", " 1", "1 ", "1
 NOT_COUNTS = [*NOT_NUMBERS, "-1", "1.5", "1e2"]
 NOT_BOOLEANS = ["yes", "1", "True", "null", 'true, "x": {', *HOSTILE]
 BAD = {NUMBER: NOT_NUMBERS, COUNT: NOT_COUNTS, BOOLEAN: NOT_BOOLEANS}
+# mcp-bash's waits are positive numbers of seconds, written plainly.
+NOT_TIMEOUTS = [*NOT_NUMBERS, "0", "0.0", "00", "-1", "-0", "1e3", "1E3", "00.5", "08", "a[$(echo PWNED)]"]
 
 
-def test_a_value_that_is_not_of_its_options_type_is_refused_with_the_sdks_error_and_never_sent(
-    tmp_path: Path,
-) -> None:
+def test_a_value_that_is_not_of_its_type_is_refused_with_the_sdks_reply_and_never_sent(tmp_path: Path) -> None:
     ask = tmp_path / "ask"
     os.mkfifo(ask, 0o600)
     listening = os.open(ask, os.O_RDWR | os.O_NONBLOCK)  # a question sent would land here
     calls: list[list[str]] = []
-    expected: list[tuple[int, dict[str, Any]]] = []
+    expected: list[Outcome] = []
     for call, option, kind in typed_options():
         for value in BAD[kind]:
             calls.append(with_value(call, value))
-            expected.append((1 if call[0].startswith("mcp_") else 5, refused(option, kind, value)))
-    for value in NOT_NUMBERS:
-        calls += [["mcp_elicit", "Go?", "{}", value], ["mcp_elicit_url", "Go?", LINK, value]]
-        expected += [(1, refused("TIMEOUT", NUMBER, value))] * 2
+            expected.append((5, refused(option, kind, value), ""))
+    for value in NOT_TIMEOUTS:
+        for call, name in timed(value):
+            calls.append(call)
+            expected.append(timeout_refused(name, value))
     script = [
         f"source {shlex.quote(str(sdk_path()))}",
-        'run() { local code=0 r; r="$("$@")" || code=$?; printf "%s %s\\n" "$code" "$r"; }',
+        "set +e",
+        'err="$(mktemp)"',
+        # Each case's exit code, reply and stderr; a leading NAME=VALUE is set for that helper alone.
+        'run() { local code=0 r; if [[ "$1" == *=* ]]; then r="$(export "$1"; "${@:2}" 2>"${err}")" || code=$?;'
+        ' else r="$("$@" 2>"${err}")" || code=$?; fi;'
+        ' jq -nc --argjson code "${code}" --arg reply "${r}" --rawfile stderr "${err}" \'{$code, $reply, $stderr}\'; }',
     ]
     script += ["run " + shlex.join(call) for call in calls]
+    script.append('rm -f "${err}"')
     env = {
         "PATH": os.environ["PATH"],
         "MCP_ELICIT_SUPPORTED": "1",
@@ -307,5 +411,5 @@ def test_a_value_that_is_not_of_its_options_type_is_refused_with_the_sdks_error_
     finally:
         os.close(listening)
     assert ran.stderr == ""
-    assert case_lines(ran.stdout) == expected
+    assert outcomes(ran.stdout) == expected
     assert [p.name for p in tmp_path.iterdir()] == ["ask"]  # no request file was written

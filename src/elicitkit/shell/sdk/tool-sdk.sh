@@ -1419,7 +1419,10 @@ __ek_mcp_ask() {
 		printf '{"action":"error","content":null}'
 		return 1
 	fi
-	if ! [[ "${timeout}" =~ ^[0-9]+(\.[0-9]+)?$ ]] || [[ "${timeout}" =~ ^0+(\.0+)?$ ]]; then
+	# One rule for every timeout, before anything is asked: a positive number of seconds in JSON's grammar
+	# (no sign, no exponent, no leading zero), so that the ek_* helper below never refuses it itself (its
+	# refusal would come back as a client's error, status 0).
+	if ! [[ "${timeout}" =~ ^(0|[1-9][0-9]*)(\.[0-9]+)?$ ]] || [[ "${timeout}" =~ ^0(\.0+)?$ ]]; then
 		__ek_warn "${name}: the timeout must be a positive number of seconds, not '${timeout}' (MCPBASH_ELICITATION_TIMEOUT)"
 		printf '{"action":"error","content":null}'
 		return 1
@@ -1438,7 +1441,11 @@ __ek_mcp_ask() {
 	4) printf '{"action":"decline","content":null}' ;; # the client cannot show this kind: mcp-bash's decline
 	*)
 		# The client failed the request, or the question could not be asked: mcp-bash's "error", answered.
-		if [[ "${reply}" == *'"message":'* ]]; then __ek_warn "${name}: ${reply#*\"message\":}"; fi
+		# Why, on stderr: the reply's "message" (its last member), as the JSON string it is, on one line.
+		if [[ "${reply}" == *'"message":"'*'"}' ]]; then
+			reply="${reply#*\"message\":}"
+			__ek_warn "${name}: ${reply:0:${#reply}-1}"
+		fi
 		printf '{"action":"error","content":null}'
 		;;
 	esac
