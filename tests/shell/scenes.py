@@ -35,7 +35,7 @@ def alive(pid: int) -> bool:
     """The process exists and is not a zombie waiting to be reaped."""
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, IndexError):
+    except (FileNotFoundError, ProcessLookupError, IndexError):  # gone before the open, or between open and read
         return False
     return state not in ("Z", "X")
 
