@@ -16,8 +16,9 @@ import json
 import os
 import shlex
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import anyio
 import pytest
@@ -239,7 +240,17 @@ def outcomes(text: str) -> list[Outcome]:
     return got
 
 
-@pytest.mark.parametrize("minimal", [False, True], ids=["with-jq", "minimal"])
+# Each value of each axis (era, transport, mcp-bash's mode) meets each value of the other two: what a helper
+# sends is built in bash, the axes only carry it, and the whole matrix of every helper and every hostile value
+# is long enough that all eight combinations would cost minutes for no pair not already covered.
+PAIRWISE = [("legacy", "stdio", False), ("legacy", "http", True), ("auto", "stdio", True), ("auto", "http", False)]
+
+
+@pytest.mark.parametrize(
+    ("mode", "served_over", "minimal"),
+    PAIRWISE,
+    ids=[f"{m}-{s}-{'minimal' if n else 'with-jq'}" for m, s, n in PAIRWISE],
+)
 async def test_every_helper_sends_exactly_the_question_asked_whatever_its_values_hold(
     mode: str, served_over: Served, minimal: bool
 ) -> None:
@@ -413,3 +424,38 @@ def test_a_value_that_is_not_of_its_type_is_refused_with_the_sdks_reply_and_neve
     assert ran.stderr == ""
     assert outcomes(ran.stdout) == expected
     assert [p.name for p in tmp_path.iterdir()] == ["ask"]  # no request file was written
+
+
+# mcp-bash's waits as people write them: whole seconds, or a decimal with no leading zero but its own.
+TIMEOUTS = ["1", "30", "600", "0.5", "0.05", "30.25", "10.0"]
+
+
+def test_a_wait_written_plainly_goes_with_the_question_as_the_number_it_is(tmp_path: Path) -> None:
+    ask = tmp_path / "ask"
+    os.mkfifo(ask, 0o600)
+    calls = [call for value in TIMEOUTS for call, _ in timed(value)]
+    sent: list[dict[str, Any]] = []
+
+    def person(questions: TextIO) -> None:  # declines each question, keeping the request the script wrote
+        for _ in calls:
+            name = questions.readline().strip()
+            if not name:  # the script ended before asking them all
+                return
+            base = tmp_path / name
+            sent.append(json.loads(base.with_name(f"{base.name}.json").read_text()))
+            base.with_name(f"{base.name}.fifo").write_text('{"action":"decline","content":null}\n')
+
+    script = [f"source {shlex.quote(str(sdk_path()))}", "set +e"]
+    script += [f'{shlex.join(call)}; echo " $?"' for call in calls]  # a leading NAME=VALUE: for that call alone
+    env = {"PATH": os.environ["PATH"], "MCP_ELICIT_SUPPORTED": "1", "ELICITKIT_ASK": str(ask)}
+    env["ELICITKIT_CALL_DIR"] = str(tmp_path)
+    # Read and write, so that opening it never waits for the script and the script's writes never find it closed.
+    with open(os.open(ask, os.O_RDWR)) as questions, ThreadPoolExecutor(1) as pool:
+        answering = pool.submit(person, questions)
+        ran = subprocess.run(["bash", "-c", "\n".join(script)], capture_output=True, text=True, env=env, timeout=60)
+        ask.write_text("\n")  # for a person still waiting
+        answering.result(timeout=10)
+    assert ran.stderr == ""
+    assert ran.stdout.splitlines() == ['{"action":"decline","content":null} 0'] * len(calls)
+    waits = [value for value in TIMEOUTS for _ in timed(value)]
+    assert [q["timeout"] for q in sent] == [json.loads(w) for w in waits]

@@ -28,7 +28,15 @@ MCP_PROGRESS_TOKEN="${MCP_PROGRESS_TOKEN:-}"
 __ek_quote() {
 	# __ek_quote VALUE: the JSON string literal (quoted) for VALUE, in __ek_q. Every text that enters JSON
 	# here goes through it; it sets a variable rather than printing so that helpers need no subshell.
-	local s="${1-}" out="" c i
+	# Kept small: bash copies a function's whole body on every call, and this one runs for every value.
+	local s="${1-}"
+	if [[ "${s}" == *[\\\"$'\x01'-$'\x1f']* ]]; then __ek_escape "${s}" && s="${__ek_q}"; fi
+	__ek_q="\"${s}\""
+}
+
+__ek_escape() {
+	# __ek_escape TEXT: TEXT with JSON's escapes (no quotes around it), in __ek_q.
+	local s="$1" out="" c i
 	s="${s//\\/\\\\}"
 	s="${s//\"/\\\"}"
 	s="${s//$'\n'/\\n}"
@@ -44,7 +52,7 @@ __ek_quote() {
 		done
 		s="${out}"
 	fi
-	__ek_q="\"${s}\""
+	__ek_q="${s}"
 }
 
 __ek_warn() { printf '%s\n' "$1" >&2; }
@@ -1177,6 +1185,7 @@ __ek_reply_code() {
 }
 
 __ek_keep=0 # 1 while mcp-bash's helpers ask through the ek_* ones: the reply is kept in __ek_reply, not printed
+__ek_mcp_t="" # meanwhile, their timeout (seconds, already checked), sent with the question
 
 __ek_emit() {
 	# A reply: printed as one line, or kept for the mcp_elicit* helper asking (no subshell to capture it).
@@ -1220,14 +1229,29 @@ __ek_refuse() {
 __ek_value() {
 	# __ek_value KIND OPTION VALUE: VALUE as JSON, in __ek_q. The one way a value enters a request: text is
 	# quoted; a number (JSON's grammar), a count (0, 1, 2...) or a boolean (true, false) that is not one is
-	# refused, naming OPTION, and never sent.
-	local number='^-?(0|[1-9][[:digit:]]*)(\.[[:digit:]]+)?([eE][+-]?[[:digit:]]+)?$' count='^(0|[1-9][[:digit:]]*)$'
+	# refused, naming OPTION, and never sent. Plain counts are checked with patterns (a regex costs bash a
+	# compile on every call); anything else that claims to be a number goes through JSON's grammar.
 	case "$1" in
 	text) __ek_quote "$3" && return 0 ;;
-	number) [[ "$3" =~ ${number} ]] && __ek_q="$3" && return 0 ;;
-	count) [[ "$3" =~ ${count} ]] && __ek_q="$3" && return 0 ;;
+	count | number) __ek_count "$3" && __ek_q="$3" && return 0 ;;&
+	number) __ek_number "$3" && __ek_q="$3" && return 0 ;;
 	boolean) [[ "$3" == true || "$3" == false ]] && __ek_q="$3" && return 0 ;;
 	esac
+	__ek_refuse_value "$@"
+}
+
+__ek_count() {
+	# __ek_count VALUE: VALUE is a whole number written as JSON writes it (0, 1, 2..., no sign, no leading zero).
+	[[ -n "$1" && "$1" != *[!0123456789]* && ("$1" == 0 || "$1" != 0*) ]]
+}
+
+__ek_number() {
+	# __ek_number VALUE: VALUE is a number in JSON's grammar.
+	local number='^-?(0|[1-9][0123456789]*)(\.[0123456789]+)?([eE][+-]?[0123456789]+)?$'
+	[[ "$1" =~ ${number} ]]
+}
+
+__ek_refuse_value() {
 	local want="a number"
 	case "$1" in count) want="a whole number (0 or more)" ;; boolean) want="true or false" ;; esac
 	__ek_refuse "$2 must be ${want}, not '$3'"
@@ -1244,13 +1268,15 @@ __ek_put() {
 __ek_field() {
 	# __ek_field TYPE: start the field (__ek_prop) with its type and what every field takes: title, description.
 	__ek_prop="\"type\":\"$1\""
-	__ek_put title text --title "${__ek_title}" && __ek_put description text --description "${__ek_desc}"
+	[ -z "${__ek_title}${__ek_desc}" ] ||
+		{ __ek_put title text --title "${__ek_title}" && __ek_put description text --description "${__ek_desc}"; }
 }
 
 __ek_with_timeout() {
-	# __ek_with_timeout SECONDS OPTION: ',"timeout":SECONDS' in __ek_t, or nothing when SECONDS is empty.
+	# __ek_with_timeout SECONDS OPTION: ',"timeout":SECONDS' in __ek_t; when SECONDS is empty, the timeout of
+	# the mcp_elicit* helper asking (checked there), or nothing.
 	__ek_t=""
-	[ -n "$1" ] || return 0
+	[ -n "$1" ] || { [ -z "${__ek_mcp_t}" ] || __ek_t=",\"timeout\":${__ek_mcp_t}"; return 0; }
 	__ek_value number "$2" "$1" || return
 	__ek_t=",\"timeout\":${__ek_q}"
 }
@@ -1315,7 +1341,8 @@ __ek_options() {
 ek_confirm() {
 	__ek_parse "$@"
 	shift "${__ek_shift}"
-	__ek_field boolean && __ek_put default boolean --default "${__ek_default}" || return
+	__ek_field boolean || return
+	[ -z "${__ek_default}" ] || __ek_put default boolean --default "${__ek_default}" || return
 	__ek_ask "${__ek_field:-confirmed}" "${1-}"
 }
 
@@ -1403,38 +1430,34 @@ ek_url() {
 # --- mcp-bash's elicitation helpers: its names, arguments, content keys, output and return codes ------------
 
 __ek_mcp_ask() {
-	# __ek_mcp_ask NAME TIMEOUT HELPER ARG...: ask through HELPER (an ek_* helper, TIMEOUT and `--` put before
-	# ARG so that no argument is read as an option), and answer as mcp-bash's NAME does: the reply
+	# __ek_mcp_ask NAME TIMEOUT HELPER ARG...: ask through HELPER (an ek_* helper, `--` put before ARG so that
+	# no argument is read as an option; TIMEOUT goes with the question), and answer as mcp-bash's NAME does: the reply
 	# {"action","content"} without a newline; 0 when the client answered (an error it returned is
 	# {"action":"error"}), 1 when nobody could be asked or nobody answered in time.
-	local name="$1" timeout="$2" helper="$3" reply code=0
+	local name="$1" timeout="$2" helper="$3" code=0
 	shift 3
-	if [ "${MCP_ELICIT_SUPPORTED:-0}" != "1" ]; then
-		__ek_warn "${name}: Client does not support elicitation"
-		printf '{"action":"decline","content":null}'
+	# A whole number of seconds (the usual case) is checked here; anything else by __ek_seconds.
+	if [ "${MCP_ELICIT_SUPPORTED:-0}" != "1" ] || [ -z "${ELICITKIT_ASK:-}" ] || [ ! -p "${ELICITKIT_ASK}" ] || {
+		[[ -z "${timeout}" || "${timeout}" == 0* || "${timeout}" == *[!0123456789]* ]] && ! __ek_seconds "${timeout}"
+	}; then
+		__ek_mcp_unasked "${name}" "${timeout}"
 		return 1
 	fi
-	if [ -z "${ELICITKIT_ASK:-}" ] || [ ! -p "${ELICITKIT_ASK}" ]; then
-		__ek_warn "${name}: Elicitation environment not configured"
-		printf '{"action":"error","content":null}'
-		return 1
-	fi
-	# One rule for every timeout, before anything is asked: a positive number of seconds in JSON's grammar
-	# (no sign, no exponent, no leading zero), so that the ek_* helper below never refuses it itself (its
-	# refusal would come back as a client's error, status 0).
-	if ! [[ "${timeout}" =~ ^(0|[1-9][0-9]*)(\.[0-9]+)?$ ]] || [[ "${timeout}" =~ ^0(\.0+)?$ ]]; then
-		__ek_warn "${name}: the timeout must be a positive number of seconds, not '${timeout}' (MCPBASH_ELICITATION_TIMEOUT)"
-		printf '{"action":"error","content":null}'
-		return 1
-	fi
-	__ek_keep=1 __ek_reply=""
-	"${helper}" --timeout "${timeout}" -- "$@" || code=$?
-	__ek_keep=0
-	reply="${__ek_reply}"
+	__ek_keep=1 __ek_reply="" __ek_mcp_t="${timeout}"
+	"${helper}" -- "$@" || code=$?
+	__ek_keep=0 __ek_mcp_t=""
 	case "${code}" in
-	0 | 1 | 2) printf '%s' "${reply}" ;; # the person's own answer, as the server wrote it
+	0 | 1 | 2) printf '%s' "${__ek_reply}" ;; # the person's own answer, as the server wrote it
+	*) __ek_mcp_failed "${name}" "${code}" "${__ek_reply}" || return 1 ;;
+	esac
+}
+
+__ek_mcp_failed() {
+	# __ek_mcp_failed NAME CODE REPLY: what mcp-bash's NAME answers when the ek_* helper returned CODE (3-5).
+	local reply="$3"
+	case "$2" in
 	3)
-		__ek_warn "${name}: Timeout waiting for user response"
+		__ek_warn "$1: Timeout waiting for user response"
 		printf '{"action":"error","content":null}'
 		return 1
 		;;
@@ -1444,12 +1467,36 @@ __ek_mcp_ask() {
 		# Why, on stderr: the reply's "message" (its last member), as the JSON string it is, on one line.
 		if [[ "${reply}" == *'"message":"'*'"}' ]]; then
 			reply="${reply#*\"message\":}"
-			__ek_warn "${name}: ${reply:0:${#reply}-1}"
+			__ek_warn "$1: ${reply:0:${#reply}-1}"
 		fi
 		printf '{"action":"error","content":null}'
 		;;
 	esac
-	return 0
+}
+
+__ek_seconds() {
+	# __ek_seconds VALUE: VALUE is a positive number of seconds in JSON's grammar with no sign and no
+	# exponent (5, 0.5, 30.25), so that the ek_* helper asked never refuses it itself (its refusal would come
+	# back as a client's error, status 0). Patterns, not a regex: this runs on every question.
+	local whole="${1%%.*}" frac=""
+	[[ "$1" == *.* ]] && { frac="${1#*.}" && [ -n "${frac}" ] || return 1; }
+	__ek_count "${whole}" && [[ "${frac}" != *[!0123456789]* && "$1" != 0 && "${1//[0.]/}" != "" ]]
+}
+
+__ek_mcp_unasked() {
+	# __ek_mcp_unasked NAME TIMEOUT: why a mcp_elicit* helper could not ask, as mcp-bash says it (stderr)
+	# and answers it (stdout).
+	if [ "${MCP_ELICIT_SUPPORTED:-0}" != "1" ]; then
+		__ek_warn "$1: Client does not support elicitation"
+		printf '{"action":"decline","content":null}'
+		return
+	fi
+	if [ -z "${ELICITKIT_ASK:-}" ] || [ ! -p "${ELICITKIT_ASK}" ]; then
+		__ek_warn "$1: Elicitation environment not configured"
+	else
+		__ek_warn "$1: the timeout must be a positive number of seconds, not '$2' (MCPBASH_ELICITATION_TIMEOUT)"
+	fi
+	printf '{"action":"error","content":null}'
 }
 
 __ek_form_ask() {
