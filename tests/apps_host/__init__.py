@@ -110,7 +110,11 @@ class ChatHost:
         """Call `tool` as a chat does when the model calls it: the view is mounted, handed the call's input and then
         its result (a question, which the person answers in the view, or the tool's own result)."""
         html = await self.view_html(tool)
-        await self.page.evaluate("t => { document.getElementById('prompt').textContent = t }", prompt or f"Run {tool}")
+        await self.page.evaluate(
+            "t => { document.getElementById('prompt').textContent = t;"
+            " document.getElementById('reply').textContent = 'Calling the tool: it may ask you something below.' }",
+            prompt or f"Run {tool}",
+        )
         await self.page.evaluate(
             "([html, context]) => mountView(html, context)", [html, context or {"theme": "light", "platform": "web"}]
         )

@@ -292,8 +292,9 @@
         : document.createTextNode(text);
       list.append(el("li", {}, item));
     }
-    box.replaceChildren(el("h2", { id: "summary-title", text: "There is a problem" }), intro ? el("p", { text: intro }) : null,
-      problems.length ? list : null);
+    box.replaceChildren(el("h2", { id: "summary-title", text: "There is a problem" }));
+    if (intro) box.append(el("p", { text: intro }));
+    if (problems.length) box.append(list);
     box.hidden = false;
     box.focus();
   }
