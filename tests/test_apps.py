@@ -22,7 +22,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import ElicitRequestParams, ElicitResult, TextResourceContents
 from pydantic import BaseModel
 
-from elicitkit import Accepted, Elicitation, QuestionInfo
+from elicitkit import Elicitation, QuestionInfo
 from elicitkit._clients import APPS_EXTENSION, VIEW_MIME
 from elicitkit._web.app_view import view_csp, view_html
 

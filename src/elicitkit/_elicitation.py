@@ -88,12 +88,9 @@ class Elicitation:
             `(ctx, PendingQuestion) -> ElicitResult`.
         fallback_tool: the name of the system tool for the `"llm"` fallback
             (and for answers from elicitkit's form view in the chat).
-        app_view: show forms inside the chat, as elicitkit's own MCP Apps view,
-            to clients that declare the apps extension
-            (`io.modelcontextprotocol/ui`): `True` for the forms they cannot
-            show themselves, `"first"` for every form (even when they show
-            elicitation forms), `False` never. Links (`secure_form`, `url_flow`)
-            never go through the view. See docs/apps.md.
+        app_view: show forms in the chat as elicitkit's MCP Apps view to clients declaring
+            `io.modelcontextprotocol/ui`: `True` for forms they cannot show themselves, `"first"`
+            for every form, `False` never. Links never go through it (docs/apps.md).
         client_overrides: the modes particular clients really support,
             whatever they declare (matched on `clientInfo` name and version).
         keepalive: seconds between progress notifications while a

@@ -202,8 +202,8 @@ def render_pending(
     )
 
 
-def error_result(text: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+def error_result(text: str, meta: dict[str, Any] | None = None) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True, _meta=meta)
 
 
 @dataclass(frozen=True, slots=True)

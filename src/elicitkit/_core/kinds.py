@@ -11,6 +11,7 @@ from typing import Any, Literal
 __all__ = [
     "ACTIONS",
     "BY_ANSWER_TOOL",
+    "BY_LATER_REQUEST",
     "EXPIRES_AT_META",
     "MAX_REASON",
     "Action",
@@ -40,6 +41,8 @@ fallback tool), the server's own fallback handler, or a human channel (web inbox
 BY_ANSWER_TOOL: frozenset[RouteName] = frozenset({"llm", "app"})
 """The routes whose questions ride a tool result and are answered through the fallback tool (`sendElicitationResult`),
 by the model or by elicitkit's view in the chat."""
+BY_LATER_REQUEST: frozenset[RouteName] = frozenset({"mrtr", "llm", "app"})
+"""The routes whose questions a later request answers (a retry, the fallback tool): stored as records meanwhile."""
 
 Stage = Literal["stored", "sent"]
 """How far a question has gone on its route: persisted for another request or node to answer, and put to the

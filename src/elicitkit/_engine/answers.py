@@ -376,14 +376,11 @@ class Answers:
         )
 
     def _still_open(self, problems: InvalidElicitationContent) -> CallToolResult:
-        tool = self.policy.fallback_tool
-        refused = error_result(
-            f"{tool}: {problems} The question is still open: ask the user again and call {tool} with corrected content."
+        tool = self.policy.fallback_tool  # (the meta: for elicitkit's view in the chat, fields and authors' words)
+        return error_result(
+            f"{tool}: {problems} The question is still open: ask the user again and call {tool} with corrected content",
+            meta={PROBLEMS_META: [{"path": p.dotted, "said": authored(p.message)} for p in problems.problems]},
         )
-        # For elicitkit's view in the chat: which fields were refused, and a validator's author's own words (the
-        # view writes every other message from the schema, as the pages do; never the validator library's text).
-        refused.meta = {PROBLEMS_META: [{"path": p.dotted, "said": authored(p.message)} for p in problems.problems]}
-        return refused
 
 
 def _refused(taken: Taken) -> Exception:
