@@ -17,8 +17,9 @@ from tests.telemetry import Telemetry, install
 if TYPE_CHECKING:
     from tests.scenes import Transport
 
-# Debian's Chromium for the tests that open elicitkit's pages (fixtures `chromium`, `browser`).
-pytest_plugins = ["tests.browsers"]
+# Debian's Chromium for the tests that open elicitkit's pages (fixtures `chromium`, `browser`), and an MCP Apps
+# chat host on the official host bridge (`bridge_bundle`).
+pytest_plugins = ["tests.browsers", "tests.apps_host"]
 
 # The shared scenes assert too; rewriting keeps their failures as readable as a test's own.
 pytest.register_assert_rewrite("tests.scenes")

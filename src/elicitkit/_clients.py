@@ -24,7 +24,7 @@ from mcp_types import ClientCapabilities, Implementation
 
 from elicitkit._core.kinds import Mode
 
-__all__ = ["ClientOverride", "Mode", "declared_modes", "modes_for"]
+__all__ = ["APPS_EXTENSION", "VIEW_MIME", "ClientOverride", "Mode", "declared_modes", "declares_apps", "modes_for"]
 
 
 _CLAUSE = re.compile(r"^\s*(>=|<=|==|!=|>|<)\s*([0-9][0-9A-Za-z.\-+]*)\s*$")
@@ -110,6 +110,23 @@ _NONE: frozenset[Mode] = frozenset()
 _FORM: frozenset[Mode] = frozenset({"form"})
 _URL: frozenset[Mode] = frozenset({"url"})
 _BOTH: frozenset[Mode] = frozenset({"form", "url"})
+
+
+APPS_EXTENSION = "io.modelcontextprotocol/ui"
+"""MCP Apps: a client that declares this extension renders a tool's HTML view (`_meta.ui.resourceUri`) in the chat."""
+VIEW_MIME = "text/html;profile=mcp-app"
+"""The MIME type of an MCP Apps view, as `resources/read` serves it and as clients list it in `mimeTypes`."""
+
+
+def declares_apps(caps: ClientCapabilities | None) -> bool:
+    """Whether a capability object declares MCP Apps with HTML views (`extensions["io.modelcontextprotocol/ui"]`;
+    a client that lists its `mimeTypes` must list the HTML view's)."""
+    extensions = caps.extensions if caps is not None else None
+    settings = extensions.get(APPS_EXTENSION) if isinstance(extensions, dict) else None
+    if not isinstance(settings, dict):
+        return False
+    mimes = settings.get("mimeTypes")
+    return not isinstance(mimes, list) or VIEW_MIME in mimes
 
 
 def modes_for(

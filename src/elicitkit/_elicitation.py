@@ -29,6 +29,7 @@ from elicitkit._servers import seam_for
 from elicitkit._timeouts import SERVER_DEFAULT, Timeout, check_seconds
 from elicitkit._urlmode import Links, Wait
 from elicitkit._web.app import PageIdentity
+from elicitkit._web.app_view import VIEW_META, VIEW_MIME, VIEW_NAME, VIEW_URI, view_html
 from elicitkit._web.limits import DEFAULT_BODY_LIMITS, BodyLimits, bodies_first
 from elicitkit._web.tokens import LinkTokens
 from elicitkit.channels.base import Channel, Via
@@ -85,7 +86,11 @@ class Elicitation:
             answers through the `fallback_tool` system tool), `"error"`
             (`ElicitationNotSupported`), or an async callable
             `(ctx, PendingQuestion) -> ElicitResult`.
-        fallback_tool: the name of the system tool for the `"llm"` fallback.
+        fallback_tool: the name of the system tool for the `"llm"` fallback
+            (and for answers from elicitkit's form view in the chat).
+        app_view: show forms in the chat as elicitkit's MCP Apps view to clients declaring
+            `io.modelcontextprotocol/ui`: `True` for forms they cannot show themselves, `"first"`
+            for every form, `False` never. Links never go through it (docs/apps.md).
         client_overrides: the modes particular clients really support,
             whatever they declare (matched on `clientInfo` name and version).
         keepalive: seconds between progress notifications while a
@@ -153,6 +158,7 @@ class Elicitation:
         one_pending_per_session: bool = False,
         fallback: Fallback = "llm",
         fallback_tool: str = DEFAULT_TOOL,
+        app_view: bool | Literal["first"] = True,
         client_overrides: Sequence[ClientOverride] = (),
         keepalive: float | None = 15.0,
         store: str | Store | None = None,
@@ -180,6 +186,8 @@ class Elicitation:
         check_seconds(session_idle_timeout, "session_idle_timeout")
         if not (fallback in ("llm", "error") or callable(fallback)):
             raise ValueError(f'fallback must be "llm", "error" or an async callable, not {fallback!r}')
+        if app_view not in (True, False, "first"):
+            raise ValueError(f'app_view must be True, False or "first", not {app_view!r}')
         seam = seam_for(server)
         lowlevel = seam.lowlevel
         if getattr(server, ATTACHED, None) is not None:
@@ -213,6 +221,7 @@ class Elicitation:
             one_pending_per_session=one_pending_per_session,
             fallback=fallback,
             fallback_tool=fallback_tool,
+            app_view="first" if app_view == "first" else "fallback" if app_view else "off",
             client_overrides=tuple(client_overrides),
             node=self.node_id,
             shared=shared,
@@ -248,10 +257,12 @@ class Elicitation:
         # Registered on the server itself, so server.run("streamable-http") and its own HTTP app serve the pages.
         for route in self.routes():
             seam.add_route(route)
-        if fallback == "llm":
+        if policy.answer_tool_on:
             seam.add_system_tool(
                 _send_elicitation_result, name=fallback_tool, description=tool_description(fallback_tool)
             )
+        if app_view:
+            seam.add_view(VIEW_URI, name=VIEW_NAME, mime_type=VIEW_MIME, meta=VIEW_META, html=view_html)
 
     # -- settings ---------------------------------------------------------------------------
 

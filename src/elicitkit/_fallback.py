@@ -5,6 +5,12 @@ and exactly how to hand the answer back (the `sendElicitationResult` system
 tool), plus `_meta["elicitationPending"]` with the same fields FrontMCP uses:
 `elicitId`, `message`, `schema`, `expiresAt` (epoch milliseconds) and
 `instructions`. The tool body stays suspended meanwhile.
+
+For a client that renders MCP Apps, the same result is what elicitkit's form
+view in the chat reads (`VIEW_URI`, named by every tool's `_meta.ui.resourceUri`):
+the pending question also names the tool to answer with (`answerTool`), and the
+text tells the model that the person sees the form, so that a host that renders
+nothing still has the model ask.
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ from elicitkit._schema.choices import options_of
 
 __all__ = [
     "DEFAULT_TOOL",
+    "PROBLEMS_META",
+    "VIEW_URI",
     "Fallback",
     "FallbackHandler",
     "PendingQuestion",
@@ -38,6 +46,10 @@ __all__ = [
 
 DEFAULT_TOOL = "sendElicitationResult"
 META_KEY = "elicitationPending"
+PROBLEMS_META = "elicitationProblems"
+"""The `_meta` key of a refused answer's result: the refused fields, for elicitkit's view in the chat."""
+VIEW_URI = "ui://elicitkit/form"
+"""elicitkit's form view (MCP Apps), served by `resources/read`."""
 
 PENDING_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -148,9 +160,10 @@ def _example(prop: Mapping[str, Any]) -> Any:
 
 
 def render_pending(
-    question_id: str, message: str, schema: dict[str, Any], expires_at: float, tool: str
+    question_id: str, message: str, schema: dict[str, Any], expires_at: float, tool: str, *, in_view: bool = False
 ) -> CallToolResult:
-    """The tool result that asks the model to put `message` to the person."""
+    """The tool result that asks the model to put `message` to the person; `in_view`: the host shows the person the
+    question in elicitkit's form view, which answers through `tool` itself."""
     properties: dict[str, Any] = schema.get("properties", {})
     required = set(schema.get("required", []))
     fields = "\n".join(describe_field(k, p, k in required) for k, p in properties.items())
@@ -165,9 +178,15 @@ def render_pending(
         f'to stop, with {{"elicitId": "{question_id}", "action": "cancel"}}. '
         f"The question expires at {expiry}."
     )
+    shown = (
+        "The user is being shown this question as a form in the conversation; when they answer it there, the tool "
+        f"continues by itself and you need not call `{tool}`. Only if no form is shown to them: "
+        if in_view
+        else ""
+    )
     text = (
         "This tool is waiting for an answer from the user before it can continue.\n\n"
-        f"Question for the user: {message}\n\n" + (f"Fields:\n{fields}\n\n" if fields else "") + instructions
+        f"Question for the user: {message}\n\n" + (f"Fields:\n{fields}\n\n" if fields else "") + shown + instructions
     )
     pending = {
         "elicitId": question_id,
@@ -176,13 +195,15 @@ def render_pending(
         "expiresAt": int(expires_at * 1000),
         "instructions": instructions,
     }
+    if in_view:
+        pending["answerTool"] = tool
     return CallToolResult(
         content=[TextContent(type="text", text=text)], structured_content={META_KEY: pending}, _meta={META_KEY: pending}
     )
 
 
-def error_result(text: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+def error_result(text: str, meta: dict[str, Any] | None = None) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True, _meta=meta)
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,9 +231,12 @@ def parse_send_args(arguments: Any, tool: str) -> SendResultArgs | CallToolResul
     return SendResultArgs(elicit_id, action, dict(content))
 
 
-def shape_tools(result: HandlerResult, fallback_tool: str, *, needed: bool, tasks: bool = False) -> HandlerResult:
+def shape_tools(
+    result: HandlerResult, fallback_tool: str, *, needed: bool, tasks: bool = False, view: bool = False
+) -> HandlerResult:
     """A `tools/list` result with the fallback tool shown only when `needed`, and output schemas widened then;
-    with `tasks`, every tool says it may run as a 2025-11-25 task."""
+    with `tasks`, every tool says it may run as a 2025-11-25 task; with `view`, every tool that may ask (all but
+    the fallback tool, and those with a view of their own) names elicitkit's form view (`_meta.ui.resourceUri`)."""
     if isinstance(result, ListToolsResult):
         wire: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
     elif isinstance(result, dict) and isinstance(result.get("tools"), list):
@@ -228,4 +252,16 @@ def shape_tools(result: HandlerResult, fallback_tool: str, *, needed: bool, task
         ]
     if tasks:
         shaped = [{**t, "execution": {"taskSupport": "optional", **t.get("execution", {})}} for t in shaped]
+    if view:
+        shaped = [_with_view(t) if t.get("name") != fallback_tool else t for t in shaped]
     return {**wire, "tools": shaped}
+
+
+def _with_view(tool: dict[str, Any]) -> dict[str, Any]:
+    meta = tool.get("_meta")
+    meta = dict(meta) if isinstance(meta, Mapping) else {}
+    ui = meta.get("ui")
+    if isinstance(ui, Mapping) and "resourceUri" in ui:
+        return tool  # the tool's own view wins
+    meta["ui"] = {**(ui if isinstance(ui, Mapping) else {}), "resourceUri": VIEW_URI}
+    return {**tool, "_meta": meta}

@@ -82,6 +82,12 @@ class FastMCPSeam:
             fn.__annotations__["ctx"] = Context
         self.server.tool(fn, name=name, description=description, output_schema=None)
 
+    def add_view(self, uri: str, *, name: str, mime_type: str, meta: dict[str, Any], html: Callable[[], str]) -> None:
+        def read() -> str:  # a plain function: the framework inspects what it registers
+            return html()
+
+        self.server.resource(uri, name=name, mime_type=mime_type, meta=meta)(read)
+
     def add_raw_tool(
         self,
         handler: RawHandler,

@@ -36,7 +36,7 @@ class QuestionInfo:
         run_id: the run, which may span several requests (None for a run that is not journaled).
         principal: the authenticated caller, as the SDK reports it.
         node: this node's id.
-        route: `"native"`, `"mrtr"`, `"llm"`, `"handler"` or `"channel"`; None until the question is put.
+        route: `"native"`, `"mrtr"`, `"llm"`, `"app"`, `"handler"` or `"channel"`; None until the question is put.
         replayed: answered from the run's journal while the run was replayed.
         secret_fields: fields whose values are never shown (`SecretStr` on a secure form).
         ctx: the asking tool's `Context`, for a hook that asks a follow-up question itself.

@@ -61,6 +61,10 @@ class ServerSeam(Protocol):
         """
         ...
 
+    def add_view(self, uri: str, *, name: str, mime_type: str, meta: dict[str, Any], html: Callable[[], str]) -> None:
+        """Serve the HTML document `html()` from `resources/read` as the resource `uri` (an MCP Apps view)."""
+        ...
+
     def http_app(self, **options: Any) -> Starlette:
         """The server's streamable-HTTP ASGI app."""
         ...
@@ -120,6 +124,12 @@ class SdkSeam:
             annotations=annotations,
             meta=meta,
         )
+
+    def add_view(self, uri: str, *, name: str, mime_type: str, meta: dict[str, Any], html: Callable[[], str]) -> None:
+        def read() -> str:  # a plain function: the framework inspects what it registers
+            return html()
+
+        self.server.resource(uri, name=name, mime_type=mime_type, meta=meta)(read)
 
     def http_app(self, **options: Any) -> Starlette:
         return self.server.streamable_http_app(**options)

@@ -53,3 +53,15 @@ def test_every_refusal_says_what_to_do() -> None:
     for why in NoRoute:
         assert explain(why, "form")
     assert "links (URL mode)" in explain(NoRoute.CLIENT_CANNOT_SHOW, "url")
+
+
+def test_a_form_goes_to_elicitkits_view_in_the_chat_when_the_client_renders_apps() -> None:
+    in_view = NO_FORMS._replace(app_view="fallback")
+    assert choose_route(in_view) == "app"
+    assert choose_route(in_view._replace(fallback="error")) == "app"  # the view is the person's own form
+    assert choose_route(in_view._replace(mode="url")) == "llm"  # a link never goes through the host
+    assert choose_route(in_view._replace(hosted=False)) is NoRoute.FALLBACK_OUTSIDE_HOST
+    assert choose_route(FORM_CLIENT_2025._replace(app_view="fallback")) == "native"
+    assert choose_route(FORM_CLIENT_2026._replace(app_view="fallback")) == "mrtr"
+    assert choose_route(FORM_CLIENT_2026._replace(app_view="first")) == "app"
+    assert choose_route(FORM_CLIENT_2026._replace(app_view="first", to_channel=True)) == "channel"

@@ -10,6 +10,8 @@ from typing import Any, Literal
 
 __all__ = [
     "ACTIONS",
+    "BY_ANSWER_TOOL",
+    "BY_LATER_REQUEST",
     "EXPIRES_AT_META",
     "MAX_REASON",
     "Action",
@@ -31,9 +33,16 @@ milliseconds), so a client can show the deadline counting down and close the que
 Mode = Literal["form", "url"]
 """How a question is shown: a form the client renders, or a link the person opens."""
 
-RouteName = Literal["native", "mrtr", "llm", "handler", "channel"]
+RouteName = Literal["native", "mrtr", "llm", "app", "handler", "channel"]
 """How a question reaches the person: 2025-11-25 `elicitation/create`, 2026-07-28 `InputRequiredResult`,
-the model (fallback tool), the server's own fallback handler, or a human channel (web inbox, Slack, ...)."""
+the model (fallback tool), elicitkit's form inside the chat (an MCP Apps view, which answers through the
+fallback tool), the server's own fallback handler, or a human channel (web inbox, Slack, ...)."""
+
+BY_ANSWER_TOOL: frozenset[RouteName] = frozenset({"llm", "app"})
+"""The routes whose questions ride a tool result and are answered through the fallback tool (`sendElicitationResult`),
+by the model or by elicitkit's view in the chat."""
+BY_LATER_REQUEST: frozenset[RouteName] = frozenset({"mrtr", "llm", "app"})
+"""The routes whose questions a later request answers (a retry, the fallback tool): stored as records meanwhile."""
 
 Stage = Literal["stored", "sent"]
 """How far a question has gone on its route: persisted for another request or node to answer, and put to the

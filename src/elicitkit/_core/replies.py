@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Literal
 
 from elicitkit._core.journal import Held
-from elicitkit._core.kinds import Answer, Mode, RouteName
+from elicitkit._core.kinds import BY_ANSWER_TOOL, Answer, Mode, RouteName
 
 __all__ = ["Ruling", "Source", "Standing", "accepts", "counts_attempt", "rule"]
 
@@ -48,7 +48,7 @@ def accepts(source: Source, route: RouteName | None, observable: bool) -> bool:
     if source in ("retry", "task"):
         return route == "mrtr"
     if source == "model":
-        return route == "llm"
+        return route in BY_ANSWER_TOOL  # the model, or elicitkit's view in the chat, through the fallback tool
     if source == "page":
         return observable or route == "channel"  # a channel question's secure link opens one of our pages
     return route == "channel"

@@ -7,9 +7,10 @@ from typing import Literal, NamedTuple
 
 from elicitkit._core.kinds import Mode, RouteName
 
-__all__ = ["NoRoute", "RouteFacts", "choose_route", "explain"]
+__all__ = ["AppView", "NoRoute", "RouteFacts", "choose_route", "explain"]
 
 FallbackKind = Literal["llm", "error", "handler"]
+AppView = Literal["off", "fallback", "first"]
 
 
 class RouteFacts(NamedTuple):
@@ -32,6 +33,10 @@ class RouteFacts(NamedTuple):
     """The request speaks 2026-07-28."""
     fallback: FallbackKind
     """What the server does when the client cannot show the question."""
+    app_view: AppView = "off"
+    """Whether the client renders elicitkit's form view in the chat (MCP Apps), and when the server uses it:
+    `"off"` (the client renders no apps, or the server turned the view off), `"fallback"` (for questions the
+    client cannot show itself) or `"first"` (even when it can)."""
 
 
 class NoRoute(enum.Enum):
@@ -49,10 +54,16 @@ def choose_route(facts: RouteFacts) -> RouteName | NoRoute:
         return "channel" if facts.in_run else NoRoute.CHANNEL_OUTSIDE_RUN
     if facts.legacy_task and facts.client_shows:
         return "native"  # a 2025-11-25 task asks its client through the `tasks/result` it sends
+    # A form (never a link: secrets go to elicitkit's own page, not through the host) shown in the chat.
+    in_view = facts.mode == "form" and facts.app_view != "off"
+    if in_view and facts.app_view == "first":
+        return "app" if facts.hosted else NoRoute.FALLBACK_OUTSIDE_HOST
     if facts.client_shows and (facts.mrtr or facts.can_send):
         if not facts.mrtr:
             return "native"
         return "mrtr" if facts.hosted else NoRoute.MRTR_OUTSIDE_HOST
+    if in_view:
+        return "app" if facts.hosted else NoRoute.FALLBACK_OUTSIDE_HOST
     if facts.fallback == "error":
         return NoRoute.CLIENT_CANNOT_SHOW
     if facts.fallback == "llm":

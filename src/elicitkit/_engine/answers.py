@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from elicitkit import _mcp
 from elicitkit._core.codec import decode_state
 from elicitkit._core.journal import Held, held_at
-from elicitkit._core.kinds import Answer
+from elicitkit._core.kinds import BY_ANSWER_TOOL, Answer
 from elicitkit._core.once import Claim
 from elicitkit._core.replies import Ruling
 from elicitkit._engine import refusals
@@ -36,8 +36,9 @@ from elicitkit._engine.policy import Policy
 from elicitkit._engine.records import QuestionRecord, Records
 from elicitkit._engine.registry import Registry
 from elicitkit._errors import InvalidElicitationContent
-from elicitkit._fallback import error_result, parse_send_args
+from elicitkit._fallback import PROBLEMS_META, error_result, parse_send_args
 from elicitkit._schema import FormSchema
+from elicitkit._web.messages import authored
 from elicitkit.channels.base import Responder
 
 __all__ = ["Answers", "PageQuestion", "PageReply"]
@@ -161,7 +162,7 @@ class Answers:
         principal = arrival.principal
         if arrival.run_id is None:  # the model's answer names a question: find its run from its record
             asked = await self.records.load_question(arrival.question_id, principal)
-            if asked is None or asked.route != "llm":
+            if asked is None or asked.route not in BY_ANSWER_TOOL:
                 self.stages.lost(arrival)
                 return self._not_open(arrival)
             arrival = arrival._replace(run_id=asked.run_id)
@@ -375,9 +376,10 @@ class Answers:
         )
 
     def _still_open(self, problems: InvalidElicitationContent) -> CallToolResult:
-        tool = self.policy.fallback_tool
+        tool = self.policy.fallback_tool  # (the meta: for elicitkit's view in the chat, fields and authors' words)
         return error_result(
-            f"{tool}: {problems} The question is still open: ask the user again and call {tool} with corrected content."
+            f"{tool}: {problems} The question is still open: ask the user again and call {tool} with corrected content",
+            meta={PROBLEMS_META: [{"path": p.dotted, "said": authored(p.message)} for p in problems.problems]},
         )
 
 

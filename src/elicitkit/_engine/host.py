@@ -27,7 +27,7 @@ from mcp_types import ElicitRequest, InputRequiredResult
 from elicitkit import _mcp
 from elicitkit._core.codec import encode_state
 from elicitkit._core.journal import Entry
-from elicitkit._core.kinds import Hosting, new_id
+from elicitkit._core.kinds import BY_ANSWER_TOOL, BY_LATER_REQUEST, Hosting, new_id
 from elicitkit._engine import refusals
 from elicitkit._engine.cluster import Cluster
 from elicitkit._engine.policy import Policy
@@ -280,7 +280,7 @@ class RunHost:
         except StoreUnavailable:
             run.scope.cancel()  # nobody could come back for it: the client starts the call again
             raise
-        by_model = [q for q in outcome if q.route == "llm"]
+        by_model = [q for q in outcome if q.route in BY_ANSWER_TOOL]
         if by_model:
             # A model handles one question at a time; the others follow in later results.
             pending = self._pending_for_model(run, by_model[0])
@@ -313,7 +313,7 @@ class RunHost:
         if run.rctx is not None or run.final is not None or run.ending or run.task or run.task_wanted:
             return False
         return bool(run.pending) and all(
-            q.route in ("mrtr", "llm") and q.via is None and not q.acknowledged and self.records.keeps(q.secret_fields)
+            q.route in BY_LATER_REQUEST and q.via is None and not q.acknowledged and self.records.keeps(q.secret_fields)
             for q in run.pending.values()
         )
 
@@ -323,12 +323,12 @@ class RunHost:
         if question.mode == "url":
             message = f"{message}\n\nThe user must open this link themselves: {question.url}{note}"
         schema = question.schema.wire if question.mode == "form" else {"type": "object", "properties": {}}
-        expires = self.policy.wall_expiry(question)
-        return render_pending(question.id, message, schema, expires, self.policy.fallback_tool)
+        expires, in_view = self.policy.wall_expiry(question), question.route == "app"
+        return render_pending(question.id, message, schema, expires, self.policy.fallback_tool, in_view=in_view)
 
     def _still_waiting(self, run: Run) -> HandlerResult:
         """The person has not finished the page yet: come back later."""
-        by_model = [q for q in run.pending.values() if q.route == "llm" and q.acknowledged]
+        by_model = [q for q in run.pending.values() if q.route in BY_ANSWER_TOOL and q.acknowledged]
         if by_model:
             note = " (They have not finished yet: ask them to, then call the tool again with action accept.)"
             return self._pending_for_model(run, by_model[0], note)
@@ -377,7 +377,7 @@ class RunHost:
         open questions' (what `MrtrRoute` stores; a channel's question records what only its channel knows)."""
         await self.records.keep_run(run, max(run.stored_until - time.time(), self.policy.run_expiry * 1.5))
         for question in list(run.pending.values()):
-            if question.route in ("mrtr", "llm"):
+            if question.route in BY_LATER_REQUEST:
                 await self.records.save_pending(run, question, self.policy.wall_expiry(question))
         if run.final is not None or self.registry.runs.get(run.id) is not run:
             await self._forget(run)  # it ended while it was written: its end may have deleted its records first

@@ -56,6 +56,7 @@ class ToolsMiddleware:
                 self.policy.fallback_tool,
                 needed=self.policy.model_fallback_shown(ctx),
                 tasks=ctx.protocol_version == TASKS_VERSION,
+                view=self.policy.app_view_for(ctx) != "off",
             )
         if ctx.method == "initialize":
             return with_task_capability(await call_next(ctx))  # (2025-11-25 handshakes only)
@@ -74,7 +75,7 @@ class ToolsMiddleware:
         params = ctx.params or {}
         name = str(params.get("name", ""))
         try:
-            if self.policy.uses_model and name == self.policy.fallback_tool:
+            if self.policy.answer_tool_on and name == self.policy.fallback_tool:
                 return await self.answers.fallback_answer(ctx, params.get("arguments"), call_next)
             if is_ours(params.get("requestState")):
                 return await self.answers.retry(ctx, params, call_next)

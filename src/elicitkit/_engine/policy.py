@@ -10,8 +10,9 @@ from typing import Any
 from mcp.server.context import ServerRequestContext
 
 from elicitkit import _mcp
-from elicitkit._clients import ClientOverride, modes_for
+from elicitkit._clients import ClientOverride, declares_apps, modes_for
 from elicitkit._core.kinds import Mode
+from elicitkit._core.routing import AppView
 from elicitkit._engine.question import Question
 from elicitkit._fallback import Fallback
 
@@ -36,6 +37,9 @@ class Policy:
     lease: float
     max_suspended: int | None = None
     """Suspended bodies a node keeps; the longest waiting beyond this hibernate (None: no limit)."""
+    app_view: AppView = "fallback"
+    """When a client that renders MCP Apps views is shown elicitkit's form in the chat: `"fallback"` (for forms it
+    cannot show itself), `"first"` (for every form) or `"off"`."""
     task_tool: Callable[[str], bool] = lambda name: False
     """Whether the tool `name` was declared to run as a background task (fastmcp's `task=True`): its questions
     make a 2026-07-28 call a task, as `elicit(..., task=True)` does."""
@@ -48,6 +52,11 @@ class Policy:
     @property
     def uses_model(self) -> bool:
         return self.fallback == "llm"
+
+    @property
+    def answer_tool_on(self) -> bool:
+        """Whether the fallback tool takes answers: for the model fallback, and for elicitkit's view in the chat."""
+        return self.uses_model or self.app_view != "off"
 
     def wall_expiry(self, question: Question) -> float:
         """When a hosted question's records and offers expire (epoch seconds): its deadline, or, for a question
@@ -67,6 +76,16 @@ class Policy:
         """Whether a tool body called by `rctx` may need to outlive its request (and so runs in its own task)."""
         return _mcp.is_mrtr(rctx.protocol_version) or self.model_fallback_shown(rctx)
 
+    def app_view_for(self, rctx: ServerRequestContext[Any, Any]) -> AppView:
+        """How this client is shown elicitkit's form view in the chat: "off" unless it declares MCP Apps."""
+        if self.app_view == "off" or not declares_apps(_mcp.capabilities(rctx)):
+            return "off"
+        return self.app_view
+
     def model_fallback_shown(self, rctx: ServerRequestContext[Any, Any]) -> bool:
-        """Whether this client gets the fallback tool (it cannot show forms, and the model fallback is on)."""
-        return self.uses_model and not self.native_possible(rctx)
+        """Whether this client gets the fallback tool: it cannot show forms and the model fallback is on, or its
+        forms may be shown in elicitkit's view in the chat (which answers through that tool)."""
+        if self.uses_model and not self.native_possible(rctx):
+            return True
+        view = self.app_view_for(rctx)
+        return view == "first" or (view == "fallback" and not self.native_possible(rctx))

@@ -5,6 +5,8 @@
 - `MrtrRoute`: 2026-07-28 `InputRequiredResult`, answered by the client's retry;
 - `ModelRoute`: the client cannot show the question, so the tool result asks the
   model to ask the person and answer through the fallback system tool;
+- `AppRoute`: the same, for a client that renders MCP Apps: the tool result also carries what elicitkit's form
+  view needs, the host shows the form in the chat, and the view answers through the fallback tool;
 - `HandlerRoute`: the server's own fallback handler answers;
 - `ChannelRoute` (in `channel_route`): a human channel (web inbox, Slack, Discord, Teams).
 
@@ -178,6 +180,13 @@ class ModelRoute(MrtrRoute):
         await super().put(ctx, rctx, run, question)
 
 
+class AppRoute(ModelRoute):
+    """Like the model's route; the host shows the question in elicitkit's form view, which answers through the
+    fallback tool as the model would (so a host that renders nothing still has the model ask)."""
+
+    name: RouteName = "app"
+
+
 class HandlerRoute:
     name: RouteName = "handler"
     tracked = False
@@ -213,12 +222,14 @@ class Asker:
         self.native = NativeRoute(policy.keepalive, door)
         self.mrtr = MrtrRoute(policy, records)
         self.model = ModelRoute(policy, records, registry)
+        self.app = AppRoute(policy, records, registry)
         self.handler = HandlerRoute(policy, door)
         self.channel = channel
         self._routes: dict[RouteName, Route] = {
             "native": self.native,
             "mrtr": self.mrtr,
             "llm": self.model,
+            "app": self.app,
             "handler": self.handler,
             "channel": channel,
         }
@@ -238,6 +249,7 @@ class Asker:
                 rctx.session.can_send_request,
                 _mcp.is_mrtr(rctx.protocol_version),
                 fallback if fallback == "llm" or fallback == "error" else "handler",
+                self.policy.app_view_for(rctx),
             )
         )
         if isinstance(chosen, NoRoute):
