@@ -1,4 +1,5 @@
-"""Shared fixtures: every engine test runs on both protocol eras; Redis tests share one real server.
+"""Shared fixtures: every engine test runs on both protocol eras; Redis tests share one real server, and Redis
+Cluster tests one real cluster.
 
 The scenes those tests build (servers, clients, rounds driven by hand) live in tests/scenes.py.
 """
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, cast
 
 import pytest
 
+from tests.redis_cluster import RedisCluster
 from tests.redis_server import MISSING, RedisServer
 from tests.telemetry import Telemetry, install
 
@@ -53,6 +55,20 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
         yield server
     finally:
         server.stop_blocking()
+
+
+@pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisCluster]:
+    """A real Redis Cluster (three masters, a replica each) for the whole session; tests isolate themselves by
+    key prefix, and one that fails a master over lets its node rejoin as a replica before it ends."""
+    if shutil.which("redis-server") is None:
+        pytest.fail(MISSING, pytrace=False)
+    cluster = RedisCluster(tmp_path_factory.mktemp("redis-cluster"))
+    try:
+        cluster.start_blocking()
+        yield cluster
+    finally:
+        cluster.stop_blocking()
 
 
 @pytest.fixture(scope="session")
