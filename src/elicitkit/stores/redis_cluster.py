@@ -38,15 +38,14 @@ import anyio
 try:
     import redis.asyncio as aioredis
     from redis.asyncio.cluster import ClusterPubSub
-    from redis.exceptions import ConnectionError as RedisConnectionError
     from redis.exceptions import ClusterError, RedisClusterException, RedisError
+    from redis.exceptions import ConnectionError as RedisConnectionError
     from redis.exceptions import TimeoutError as RedisTimeoutError
 except ImportError as error:
     raise ImportError("The Redis Cluster store needs redis-py: pip install 'elicitkit[redis]'") from error
 
 from elicitkit.stores import _redis_scripts as scripts
 from elicitkit.stores.redis import (
-    _INBOX,
     _QUESTIONS,
     DEFAULT_PREFIX,
     RedisStore,
@@ -58,6 +57,8 @@ from elicitkit.stores.redis import (
 
 __all__ = ["RedisClusterBroker", "RedisClusterStore"]
 
+# redis-py types the timeout of `get_sharded_message` as a float; None blocks until a message comes.
+_FOREVER: Any = None
 # Errors after which a shard's subscription is renewed on whichever node serves its slot now.
 _SHARD_LOST = (RedisConnectionError, RedisTimeoutError, RedisClusterException, ClusterError)
 
@@ -210,9 +211,21 @@ class RedisClusterBroker:
     async def listeners(self, channel: str) -> int:
         """`PUBSUB SHARDNUMSUB` on the shard of the channel: a dead process's subscriptions go with it."""
         name = self.prefix + channel
+        try:
+            counts = await self._shardnumsub(name)
+        except _SHARD_LOST:
+            # Sent to one node, the command is not retried: the shard may have failed over since the client
+            # last looked. Ask again on the cluster's current map.
+            await self._cluster.nodes_manager.initialize()
+            counts = await self._shardnumsub(name)
+        return {_text(listened): int(count) for listened, count in counts}.get(name, 0)
+
+    async def _shardnumsub(self, name: str) -> list[tuple[bytes, int]]:
         node = self._cluster.get_node_from_key(name)
-        counts = await self._cluster.execute_command("PUBSUB SHARDNUMSUB", name, target_nodes=node)
-        return dict((_text(listened), int(count)) for listened, count in counts).get(name, 0)
+        counts: list[tuple[bytes, int]] = await self._cluster.execute_command(
+            "PUBSUB SHARDNUMSUB", name, target_nodes=node
+        )
+        return counts
 
     @asynccontextmanager
     async def listen(self, channel: str) -> AsyncIterator[AsyncIterator[bytes]]:
@@ -242,55 +255,55 @@ class _ShardMessages:
         """Set each time the subscription is back after it was lost (a fresh Event per loss)."""
 
     async def subscribe(self) -> None:
-        """SSUBSCRIBE; returns once its reply is in, which precedes every message published after it."""
-        await self._pubsub.ssubscribe(self._name)
+        """SSUBSCRIBE on the node serving the channel's slot; returns once its reply is in, which precedes every
+        message published after it. A node that is gone (its shard failing over) is retried on the cluster's
+        current map for `reconnect_for` seconds, then its error is raised."""
+        started = time.monotonic()
+        delay = 0.01
         while True:
-            message = await self._pubsub.get_sharded_message(timeout=None)  # type: ignore[arg-type]  # None: block until one comes
-            if message is None:
-                raise RedisConnectionError(f"no shard serves {self._name}")
-            if message["type"] == "ssubscribe":
-                return
+            try:
+                await self._pubsub.ssubscribe(self._name)
+                while True:
+                    message = await self._pubsub.get_sharded_message(timeout=_FOREVER)
+                    if message is None:
+                        raise RedisConnectionError(f"no shard serves {self._name}")
+                    if message["type"] == "ssubscribe":
+                        return
+            except _SHARD_LOST:
+                if time.monotonic() - started >= self._reconnect_for:
+                    raise
+            # Until the slot has a master again this node misses what is published to it, and forwarders take
+            # its runs over: retry briskly, each time on a fresh map of the cluster.
+            await anyio.sleep(delay)
+            delay = min(delay * 2, 0.1)
+            with suppress(RedisError, OSError):
+                await self._pubsub.aclose()
+            with suppress(*_SHARD_LOST):
+                await self._cluster.nodes_manager.initialize()
+            self._pubsub = self._cluster.pubsub()
 
     def __aiter__(self) -> _ShardMessages:
         return self
 
     async def __anext__(self) -> bytes:
-        failing_since: float | None = None
-        delay = 0.01
         while True:
             try:
-                if failing_since is not None:
-                    await self._renew()
-                    failing_since, delay = None, 0.01
-                    self.resubscribed.set()
-                message = await self._pubsub.get_sharded_message(timeout=None)  # type: ignore[arg-type]  # None: block until one comes
+                message = await self._pubsub.get_sharded_message(timeout=_FOREVER)
                 if message is None or message["type"] == "sunsubscribe":
                     # The slot moved (a failover, a resharding) and Redis dropped the subscription.
                     raise RedisConnectionError(f"the subscription to {self._name} was dropped")
             except _SHARD_LOST:
                 if self.resubscribed.is_set():
                     self.resubscribed = anyio.Event()
-                now = time.monotonic()
-                failing_since = now if failing_since is None else failing_since
-                if now - failing_since >= self._reconnect_for:
-                    raise
-                # Until the slot has a master again this node misses what is published to it, and forwarders
-                # take its runs over: retry briskly.
-                await anyio.sleep(delay)
-                delay = min(delay * 2, 0.1)
+                with suppress(RedisError, OSError):
+                    await self._pubsub.aclose()
+                self._pubsub = self._cluster.pubsub()
+                await self.subscribe()
+                self.resubscribed.set()
                 continue
             if message["type"] == "smessage":
                 data: bytes = message["data"]
                 return data
-
-    async def _renew(self) -> None:
-        """A fresh subscription on the node that serves the channel's slot now, after asking the cluster."""
-        with suppress(RedisError, OSError):
-            await self._pubsub.aclose()
-        await self._cluster.nodes_manager.initialize()
-        self._pubsub = self._cluster.pubsub()
-        with anyio.fail_after(self._reconnect_for):
-            await self.subscribe()
 
     async def aclose(self, timeout: float) -> None:
         # Wait for SUNSUBSCRIBE's reply, so that once we return nobody counts this listener.
