@@ -201,7 +201,10 @@ async def test_of_twenty_concurrent_takes_of_one_round_exactly_one_wins(store: S
 
     async def take(i: int) -> None:
         entry = f"answer-{i}".encode()
-        if await store.take_round("run-1", "round:{run-1}:n1", later(), {1: entry}, [], b"value of " + entry) is not None:
+        if (
+            await store.take_round("run-1", "round:{run-1}:n1", later(), {1: entry}, [], b"value of " + entry)
+            is not None
+        ):
             won.append(entry)
 
     async with anyio.create_task_group() as tg:
