@@ -1,21 +1,27 @@
-"""Shared fixtures: every engine test runs on both protocol eras; Redis tests share one real server.
+"""Shared fixtures: every engine test runs on both protocol eras; Redis tests share one real server, and Redis
+Cluster tests one real cluster.
 
 The scenes those tests build (servers, clients, rounds driven by hand) live in tests/scenes.py.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, cast
 
 import pytest
 
+from tests.redis_cluster import RedisCluster
 from tests.redis_server import MISSING, RedisServer
 from tests.telemetry import Telemetry, install
 
 if TYPE_CHECKING:
     from tests.scenes import Transport
+
+# The server the session's Redis and Redis Cluster run, when not Debian's redis-server: e.g. a valkey-server.
+SERVER_BINARY = "ELICITKIT_TEST_REDIS_SERVER"
 
 # Debian's Chromium for the tests that open elicitkit's pages (fixtures `chromium`, `browser`), and an MCP Apps
 # chat host on the official host bridge (`bridge_bundle`).
@@ -45,15 +51,29 @@ def transport(request: pytest.FixtureRequest) -> Transport:
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
     """A real redis-server on a free port for the whole session; tests isolate themselves by key prefix."""
-    if shutil.which("redis-server") is None:
+    if SERVER_BINARY not in os.environ and shutil.which("redis-server") is None:
         pytest.fail(MISSING, pytrace=False)
-    server = RedisServer(tmp_path_factory.mktemp("redis"))
+    server = RedisServer(tmp_path_factory.mktemp("redis"), binary=os.environ.get(SERVER_BINARY))
     # Started without an event loop: the first test that asks for it may be running in one already.
     server.start_blocking()
     try:
         yield server
     finally:
         server.stop_blocking()
+
+
+@pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisCluster]:
+    """A real Redis Cluster (three masters, a replica each) for the whole session; tests isolate themselves by
+    key prefix, and one that fails a master over lets its node rejoin as a replica before it ends."""
+    if SERVER_BINARY not in os.environ and shutil.which("redis-server") is None:
+        pytest.fail(MISSING, pytrace=False)
+    cluster = RedisCluster(tmp_path_factory.mktemp("redis-cluster"), binary=os.environ.get(SERVER_BINARY))
+    try:
+        cluster.start_blocking()
+        yield cluster
+    finally:
+        cluster.stop_blocking()
 
 
 @pytest.fixture(scope="session")

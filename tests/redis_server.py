@@ -23,6 +23,7 @@ import socket
 import subprocess
 import threading
 from collections import deque
+from collections.abc import Sequence
 from pathlib import Path
 
 import anyio
@@ -59,6 +60,7 @@ class RedisServer:
         persistent: bool = False,
         binary: str | None = None,
         startup_timeout: float = 10.0,
+        options: Sequence[str] = (),
     ) -> None:
         found = binary or shutil.which("redis-server")
         if found is None:
@@ -67,6 +69,7 @@ class RedisServer:
         self.directory = directory
         self.persistent = persistent
         self.startup_timeout = startup_timeout
+        self.options = list(options)
         self.port = free_port()
         self._process: subprocess.Popen[str] | None = None
         self._output: deque[str] = deque(maxlen=50)
@@ -133,7 +136,7 @@ class RedisServer:
         persistence = ["--appendonly", "yes", "--appendfsync", "always"] if self.persistent else ["--appendonly", "no"]
         listen = ["--bind", "127.0.0.1", "--port", str(self.port), "--dir", str(self.directory)]
         process = subprocess.Popen(
-            [self.binary, "--save", "", *persistence, *listen],
+            [self.binary, "--save", "", *persistence, *listen, *self.options],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,

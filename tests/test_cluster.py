@@ -1,4 +1,5 @@
-"""Real processes: two server nodes over streamable HTTP sharing a real Redis, and SQLite restarts.
+"""Real processes: two server nodes over streamable HTTP sharing a real Redis (or a real Redis Cluster), and
+SQLite restarts.
 
 (a) a 2026-07-28 retry and a sendElicitationResult call that land on the other node reach the owner;
 (b) the owner is SIGKILLed mid-run and the other node replays and completes, the step having run once;
@@ -7,6 +8,9 @@
 (e) SIGKILL and restart on SQLite completes the waiting run;
 (f) with elicitkit's default timings, a killed owner is taken over within a second (its subscription
     died with it), and a frozen one that still listens is waited for.
+
+(a)'s retry and (f)'s takeover run on a standalone Redis and on a Redis Cluster; tests/test_redis_cluster.py
+fails a cluster's shard over under a waiting run.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import pytest
 from mcp import Client
 from mcp_types import CallToolResult, InputRequiredResult
 
+from tests.redis_cluster import RedisCluster
 from tests.redis_server import RedisServer
 from tests.scenes import Rounds, by_hand, pending_id, reached, send_answer, text_of
 
@@ -126,8 +131,18 @@ def effects(tmp_path: Path) -> Path:
     return tmp_path / "effects.log"
 
 
-async def test_a_retry_landing_on_the_other_node_reaches_the_owner(redis_server: RedisServer, effects: Path) -> None:
-    a, b = pair(redis_server.url, effects)
+@pytest.fixture(params=["redis", "redis-cluster"])
+def shared_store(request: pytest.FixtureRequest) -> str:
+    """The store URL of the session's Redis, or of its Redis Cluster."""
+    if request.param == "redis":
+        server: RedisServer = request.getfixturevalue("redis_server")
+        return server.url
+    cluster: RedisCluster = request.getfixturevalue("redis_cluster")
+    return cluster.url
+
+
+async def test_a_retry_landing_on_the_other_node_reaches_the_owner(shared_store: str, effects: Path) -> None:
+    a, b = pair(shared_store, effects)
     web = provision("web")
     async with running(a, b), by_hand(a.url) as on_a, by_hand(b.url) as on_b:
         first = await web.start(on_a)
@@ -165,10 +180,10 @@ async def test_the_other_node_replays_a_killed_owners_run_and_the_step_runs_once
 
 
 async def test_a_killed_owner_is_taken_over_within_a_second_and_the_step_runs_once(
-    redis_server: RedisServer, effects: Path
+    shared_store: str, effects: Path
 ) -> None:
     """Default timings (a 15 s lease): the retry must not wait for the dead owner's heartbeat to lapse."""
-    a, b = pair(redis_server.url, effects, defaults=True)
+    a, b = pair(shared_store, effects, defaults=True)
     cache = provision("cache")
     async with running(a, b), by_hand(b.url) as on_b:
         async with by_hand(a.url) as on_a:

@@ -62,7 +62,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve.add_argument("folder", metavar="DIR", help="a project folder with tools/<name>/tool.meta.json, or tools/")
     serve.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP at /mcp (default: stdio)")
     serve.add_argument("--name", help="the server's name (default: the folder's)")
-    serve.add_argument("--store", help="where questions and runs live: memory://, sqlite:///FILE, redis://...")
+    serve.add_argument(
+        "--store", help="where questions and runs live: memory://, sqlite:///FILE, redis://..., redis+cluster://..."
+    )
     serve.add_argument(
         "--plaintext-store",
         action="store_true",

@@ -3,8 +3,8 @@
 from elicitkit._core.once import Claim, link_binding, spent_token
 
 
-def test_a_claim_is_spent_under_its_run() -> None:
-    assert spent_token("run-1", Claim.of_question("page", "q1")) == "round:run-1:page:q1"
+def test_a_claim_is_spent_under_its_run_named_as_a_redis_cluster_hash_tag() -> None:
+    assert spent_token("run-1", Claim.of_question("page", "q1")) == "round:{run-1}:page:q1"
 
 
 def test_a_page_links_binding_is_named_by_its_question_and_each_approvers_link_binds_apart() -> None:

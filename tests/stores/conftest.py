@@ -1,4 +1,4 @@
-"""Every store and broker the contract suite runs against: memory, SQLite and a real Redis."""
+"""Every store and broker the contract suite runs against: memory, SQLite, a real Redis and a real Redis Cluster."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from elicitkit.stores import Broker, MemoryBroker, MemoryStore, SQLiteStore, Store
+from tests.redis_cluster import RedisCluster
 from tests.redis_server import RedisServer
 
 
@@ -27,7 +28,13 @@ def shared_redis(request: pytest.FixtureRequest) -> dict[str, str]:
     return {"url": server.url, "prefix": unique_prefix()}
 
 
-@pytest.fixture(params=["memory", "sqlite", "redis"])
+def shared_redis_cluster(request: pytest.FixtureRequest) -> dict[str, str]:
+    """Where the session's one Redis Cluster is, and a key prefix of this test's own."""
+    cluster: RedisCluster = request.getfixturevalue("redis_cluster")
+    return {"url": cluster.url, "prefix": unique_prefix()}
+
+
+@pytest.fixture(params=["memory", "sqlite", "redis", "redis-cluster"])
 def store_kind(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
@@ -39,15 +46,19 @@ async def store(store_kind: str, tmp_path: Path, request: pytest.FixtureRequest)
         opened = MemoryStore()
     elif store_kind == "sqlite":
         opened = SQLiteStore(tmp_path / "state.db")
-    else:
+    elif store_kind == "redis":
         from elicitkit.stores.redis import RedisStore
 
         opened = RedisStore(**shared_redis(request))
+    else:
+        from elicitkit.stores.redis_cluster import RedisClusterStore
+
+        opened = RedisClusterStore(**shared_redis_cluster(request))
     async with aclosing(opened):
         yield opened
 
 
-@pytest.fixture(params=["memory", "redis"])
+@pytest.fixture(params=["memory", "redis", "redis-cluster"])
 def broker_kind(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
@@ -57,9 +68,13 @@ async def broker(broker_kind: str, request: pytest.FixtureRequest) -> AsyncItera
     opened: Broker
     if broker_kind == "memory":
         opened = MemoryBroker()
-    else:
+    elif broker_kind == "redis":
         from elicitkit.stores.redis import RedisBroker
 
         opened = RedisBroker(**shared_redis(request))
+    else:
+        from elicitkit.stores.redis_cluster import RedisClusterBroker
+
+        opened = RedisClusterBroker(**shared_redis_cluster(request))
     async with aclosing(opened):
         yield opened

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from elicitkit.stores import MemoryBroker, MemoryStore, SQLiteStore, open_store
+from tests.redis_cluster import RedisCluster
 from tests.redis_server import RedisServer
 
 pytestmark = pytest.mark.anyio
@@ -59,6 +60,29 @@ async def test_a_redis_url_opens_the_redis_store_and_broker(redis_server: RedisS
     finally:
         await store.aclose()
         await broker.aclose()
+
+
+async def test_a_redis_cluster_url_opens_the_cluster_store_and_broker(redis_cluster: RedisCluster) -> None:
+    from elicitkit.stores.redis_cluster import RedisClusterBroker, RedisClusterStore
+
+    store, broker = open_store(redis_cluster.url)
+    try:
+        assert isinstance(store, RedisClusterStore)
+        assert isinstance(broker, RedisClusterBroker)
+        await store.put_run("run-1", "node-a", b"record", 4e9)
+        assert await store.get_run("run-1") == ("node-a", b"record")
+        await store.delete_run("run-1")
+    finally:
+        await store.aclose()
+        await broker.aclose()
+
+
+def test_the_standalone_redis_classes_refuse_a_cluster_url_and_say_which_to_use() -> None:
+    from elicitkit.stores.redis import RedisBroker, RedisStore
+
+    for backend in (RedisStore, RedisBroker):
+        with pytest.raises(ValueError, match="RedisClusterStore"):
+            backend("redis+cluster://127.0.0.1:7000")
 
 
 @pytest.mark.parametrize("url", ["postgres://localhost/db", "state.db", "sqlite://", "sqlite:///", "memory://x"])

@@ -37,8 +37,12 @@ class Claim(NamedTuple):
 
 
 def spent_token(run_id: str, claim: Claim) -> str:
-    """The store token of `claim` under its run, the same whichever node spends it."""
-    return f"round:{run_id}:{claim.text}"
+    """The store token of `claim` under its run, the same whichever node spends it.
+
+    The run id in braces is a Redis Cluster hash tag: the token lives in its run's slot, so a round is taken
+    (token, journal, questions) in one atomic step there too.
+    """
+    return f"round:{{{run_id}}}:{claim.text}"
 
 
 def fingerprint(answers: Mapping[str, Answer]) -> bytes:

@@ -5,6 +5,7 @@
 | `None`, `memory://`          | `MemoryStore` | `MemoryBroker` | one process; lost when it ends        |
 | `sqlite:///state.db`         | `SQLiteStore` | `MemoryBroker` | one process on one machine, durable   |
 | `redis://host:port/db`       | `RedisStore`  | `RedisBroker`  | many nodes sharing one Redis          |
+| `redis+cluster://host:port`  | `RedisClusterStore` | `RedisClusterBroker` | many nodes sharing a Redis Cluster |
 
 - **memory** keeps everything in dicts: the fastest, and the default.
 - **sqlite** keeps one file (`sqlite:///state.db` is relative to the working
@@ -14,6 +15,9 @@
   nodes, with native TTLs, and carries answers between them over pub/sub. It
   needs the `redis` extra: `pip install 'elicitkit[redis]'`; its classes live
   in `elicitkit.stores.redis`.
+- **redis+cluster** is the same on a Redis Cluster (or a Valkey cluster), any
+  node of it named in the URL (`rediss+cluster://` for TLS); its classes live in
+  `elicitkit.stores.redis_cluster`.
 
 Every backend implements the `Store` and `Broker` protocols of
 `elicitkit.stores.base`; bring your own by implementing them. A broker that
@@ -60,8 +64,9 @@ __all__ = [
     "open_store",
 ]
 
-SUPPORTED = "memory://, sqlite:///path.db or redis://host:port/db"
+SUPPORTED = "memory://, sqlite:///path.db, redis://host:port/db or redis+cluster://host:port"
 _REDIS_SCHEMES = ("redis", "rediss", "unix")
+_REDIS_CLUSTER_SCHEMES = ("redis+cluster", "rediss+cluster")
 
 
 def open_store(url: str | None) -> tuple[Store, Broker]:
@@ -87,6 +92,10 @@ def open_store(url: str | None) -> tuple[Store, Broker]:
         from .redis import RedisBroker, RedisStore
 
         return RedisStore(url), RedisBroker(url)
+    if scheme in _REDIS_CLUSTER_SCHEMES:
+        from .redis_cluster import RedisClusterBroker, RedisClusterStore
+
+        return RedisClusterStore(url), RedisClusterBroker(url)
     raise ValueError(f"Unknown store URL {url!r}: use {SUPPORTED}")
 
 
@@ -99,7 +108,9 @@ def durable_store(store: str | Store | None) -> str | None:
     if not isinstance(store, str):
         return type(store).__name__
     scheme = urlsplit(store).scheme
-    return "SQLite" if scheme == "sqlite" else "Redis" if scheme in _REDIS_SCHEMES else None
+    if scheme == "sqlite":
+        return "SQLite"
+    return "Redis" if scheme in _REDIS_SCHEMES + _REDIS_CLUSTER_SCHEMES else None
 
 
 def store_and_broker(store: str | Store | None, broker: Broker | None) -> tuple[Store, Broker]:

@@ -1,8 +1,8 @@
 """The Lua scripts of the Redis store: each runs atomically inside Redis.
 
-Keys are passed in KEYS where the script knows them up front; keys it finds as it goes (a run's questions)
-are built from prefixes passed in ARGV, which is why the store needs a standalone Redis (or one cluster slot).
-Expiries are milliseconds since the epoch, or '' for never.
+On a standalone Redis, keys are passed in KEYS where the script knows them up front; keys it finds as it goes
+(a run's questions) are built from prefixes passed in ARGV. The CLUSTER_ scripts, for Redis Cluster, touch only
+the keys in KEYS, all in one slot. Expiries are milliseconds since the epoch, or '' for never.
 
 FILE_RECORD, FILED_RECORDS and UNFILE_RECORD keep records filed in groups: each record a hash
 {<group field>: group, record}, each group a set of record ids. Questions are filed by run (field 'run'),
@@ -22,6 +22,11 @@ __all__ = [
     "UNFILE_RECORD",
     "TAKE_ROUND",
     "DROP_ORPHAN_JOURNAL",
+    "CLUSTER_DELETE_RUN",
+    "CLUSTER_TAKE_ROUND",
+    "CLUSTER_PUT_FILED",
+    "CLUSTER_INDEX",
+    "CLUSTER_UNFILE",
 ]
 
 # Sets a key's expiry to ARGV-style milliseconds, or removes it when the value is '' (never expires).
@@ -179,4 +184,82 @@ if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
 local entries = redis.call('HLEN', KEYS[1])
 redis.call('DEL', KEYS[1])
 return entries
+"""
+
+# -- Redis Cluster ---------------------------------------------------------------------------------------------
+# On a cluster a script may only touch keys it is given in KEYS, all in one slot. A run's keys (run, journal,
+# run-questions) and its round tokens share the run's hash tag; a question or inbox entry is in a slot of its
+# own, so filing one is a step on the record and a step on its group's index, in that order (a record not yet
+# in its index is not listed; an id whose record is gone or moved is forgotten when the index is read).
+
+# KEYS: run, journal, run-questions. ARGV: the owner it must have, or '' for any. Deletes the three keys and
+# returns the ids of the run's questions (whose records the caller deletes next); false when another owns it.
+CLUSTER_DELETE_RUN = """
+if ARGV[1] ~= '' then
+  local owner = redis.call('HGET', KEYS[1], 'owner')
+  if owner and owner ~= ARGV[1] then return false end
+end
+local ids = redis.call('SMEMBERS', KEYS[3])
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+return ids
+"""
+
+# KEYS: once token, journal, run, run-questions. ARGV: token expiry (ms, '' for never), token value, how many
+# entries, then seq, entry pairs, then the answered question ids, which leave the run's index (the caller
+# deletes their records next). Returns the seqs newly recorded, or -1 (and no change) when the token was spent.
+CLUSTER_TAKE_ROUND = (
+    _JOURNAL_LIVES_WITH_RUN
+    + """
+local spent
+if ARGV[1] == '' then spent = redis.call('SET', KEYS[1], ARGV[2], 'NX')
+else spent = redis.call('SET', KEYS[1], ARGV[2], 'NX', 'PXAT', ARGV[1]) end
+if not spent then return -1 end
+local count = tonumber(ARGV[3])
+local written = {}
+for i = 0, count - 1 do
+  local seq, entry = ARGV[4 + 2 * i], ARGV[5 + 2 * i]
+  if redis.call('HSETNX', KEYS[2], seq, entry) == 1 then written[#written + 1] = seq end
+end
+if #written > 0 then journal_lives_with_run(KEYS[2], KEYS[3]) end
+for i = 4 + 2 * count, #ARGV do redis.call('SREM', KEYS[4], ARGV[i]) end
+return written
+"""
+)
+
+# KEYS: record. ARGV: group field, group, record, expiry. Returns the group it was filed in before, or false.
+CLUSTER_PUT_FILED = (
+    _EXPIRE
+    + """
+local previous = redis.call('HGET', KEYS[1], ARGV[1])
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2], 'record', ARGV[3])
+expire(KEYS[1], ARGV[4])
+return previous
+"""
+)
+
+# KEYS: a group's index. ARGV: record id, expiry. The index lives as long as its longest-lived record.
+CLUSTER_INDEX = (
+    _EXPIRE
+    + """
+local indexed = redis.call('EXISTS', KEYS[1])
+redis.call('SADD', KEYS[1], ARGV[1])
+if indexed == 0 or ARGV[2] == '' then
+  expire(KEYS[1], ARGV[2])
+else
+  local ttl = redis.call('PTTL', KEYS[1])
+  if ttl >= 0 then
+    local now = redis.call('TIME')
+    if now[1] * 1000 + math.floor(now[2] / 1000) + ttl < tonumber(ARGV[2]) then expire(KEYS[1], ARGV[2]) end
+  end
+end
+"""
+)
+
+# KEYS: record. ARGV: group field, and optionally the group it must be filed in. Deletes it and returns the
+# group it was filed in (whose index the caller updates next); false when there was none, or another group.
+CLUSTER_UNFILE = """
+local group = redis.call('HGET', KEYS[1], ARGV[1])
+if ARGV[2] and group ~= ARGV[2] then return false end
+redis.call('DEL', KEYS[1])
+return group
 """

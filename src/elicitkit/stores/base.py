@@ -147,6 +147,9 @@ class RoundStore(Store, Protocol):
         journal (each as `append_journal`: a sequence number already recorded keeps its entry) and forget the
         questions `answered` (as `delete_question`), all at once.
 
+        `token` names its run in braces (`round:{<run_id>}:<claim>`, as the engine's are): a Redis Cluster keeps
+        it in the run's slot by that hash tag.
+
         Returns None, changing nothing, when `token` was already spent; else the sequence numbers newly recorded.
         """
         ...

@@ -20,7 +20,8 @@ prefix (`elicitkit:` unless told otherwise):
 ```
 
 Scripts compute the question and inbox entry keys they touch from the prefix,
-so the store needs a standalone Redis (or one cluster slot), not Redis Cluster.
+so these classes need a standalone Redis (or Sentinel); `elicitkit.stores.redis_cluster`
+has the store and broker for Redis Cluster (`redis+cluster://`).
 """
 
 from __future__ import annotations
@@ -76,6 +77,11 @@ _INBOX = _Filing(record="inbox-entry", field="inbox", index="inbox")
 
 
 def _connect(url: str) -> aioredis.Redis:
+    if "+cluster" in url.partition("://")[0]:
+        raise ValueError(
+            f"{url!r} names a Redis Cluster: use elicitkit.stores.redis_cluster's RedisClusterStore and "
+            "RedisClusterBroker, or store=URL"
+        )
     # RESP2 because, on RESP3 with its default maintenance notifications, redis-py 8 stops checking a pooled
     # connection before reusing it: the first command after a Redis restart failed on a closed connection.
     return aioredis.Redis.from_url(url, protocol=2)
@@ -100,7 +106,7 @@ class RedisStore:
 
     def __init__(self, url: str, *, prefix: str = DEFAULT_PREFIX) -> None:
         self.prefix = prefix
-        self._redis = _connect(url)
+        self._redis: aioredis.Redis | aioredis.RedisCluster = self._open(url)
         script = self._redis.register_script
         self._put_run = script(scripts.PUT_RUN)
         self._claim_run = script(scripts.CLAIM_RUN)
@@ -112,6 +118,9 @@ class RedisStore:
         self._unfile_record = script(scripts.UNFILE_RECORD)
         self._take_round = script(scripts.TAKE_ROUND)
         self._drop_orphan_journal = script(scripts.DROP_ORPHAN_JOURNAL)
+
+    def _open(self, url: str) -> aioredis.Redis | aioredis.RedisCluster:
+        return _connect(url)
 
     def _key(self, kind: str, name: str) -> str:
         return f"{self.prefix}{kind}:{name}"
@@ -234,14 +243,17 @@ class RedisStore:
     async def sweep(self) -> int:
         swept = 0
         for filing in (_QUESTIONS, _INBOX):
-            index_prefix = self._key(filing.index, "")
-            async for key in self._redis.scan_iter(match=_glob_escape(index_prefix) + "*", count=1000):
-                await self._filed(filing, key.removeprefix(index_prefix.encode()).decode())
-        journal_prefix = self._key("journal", "").encode()
-        async for key in self._redis.scan_iter(match=_glob_escape(self._key("journal", "")) + "*", count=1000):
-            run_id = key.removeprefix(journal_prefix).decode()
+            async for _, group in self._scan(filing.index):
+                await self._filed(filing, group)
+        async for key, run_id in self._scan("journal"):
             swept += int(await self._drop_orphan_journal(keys=[key, self._key("run", run_id)]))
         return swept
+
+    async def _scan(self, kind: str) -> AsyncIterator[tuple[bytes, str]]:
+        """Every key of `kind`, with the id it names."""
+        prefix = self._key(kind, "")
+        async for key in self._redis.scan_iter(match=_glob_escape(prefix) + "*", count=1000):
+            yield key, key.removeprefix(prefix.encode()).decode()
 
     async def aclose(self) -> None:
         await self._redis.aclose()
