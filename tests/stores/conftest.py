@@ -1,4 +1,5 @@
-"""Every store and broker the contract suite runs against: memory, SQLite, a real Redis and a real Redis Cluster."""
+"""Every store and broker the contract suite runs against: memory, SQLite, a real Redis, a real Valkey and a real
+Redis Cluster."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ import pytest
 from elicitkit.stores import Broker, MemoryBroker, MemoryStore, SQLiteStore, Store
 from tests.redis_cluster import RedisCluster
 from tests.redis_server import RedisServer
+
+# The stores whose server drops expired keys itself (Redis's protocol), so that a sweep finds none of them.
+EXPIRING = frozenset({"redis", "valkey", "redis-cluster"})
 
 
 def unique_prefix() -> str:
@@ -28,13 +32,19 @@ def shared_redis(request: pytest.FixtureRequest) -> dict[str, str]:
     return {"url": server.url, "prefix": unique_prefix()}
 
 
+def shared_valkey(request: pytest.FixtureRequest) -> dict[str, str]:
+    """Where the session's one Valkey is, and a key prefix of this test's own."""
+    server: RedisServer = request.getfixturevalue("valkey_server")
+    return {"url": server.url, "prefix": unique_prefix()}
+
+
 def shared_redis_cluster(request: pytest.FixtureRequest) -> dict[str, str]:
     """Where the session's one Redis Cluster is, and a key prefix of this test's own."""
     cluster: RedisCluster = request.getfixturevalue("redis_cluster")
     return {"url": cluster.url, "prefix": unique_prefix()}
 
 
-@pytest.fixture(params=["memory", "sqlite", "redis", "redis-cluster"])
+@pytest.fixture(params=["memory", "sqlite", "redis", "valkey", "redis-cluster"])
 def store_kind(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
@@ -46,10 +56,10 @@ async def store(store_kind: str, tmp_path: Path, request: pytest.FixtureRequest)
         opened = MemoryStore()
     elif store_kind == "sqlite":
         opened = SQLiteStore(tmp_path / "state.db")
-    elif store_kind == "redis":
+    elif store_kind in ("redis", "valkey"):
         from elicitkit.stores.redis import RedisStore
 
-        opened = RedisStore(**shared_redis(request))
+        opened = RedisStore(**(shared_redis(request) if store_kind == "redis" else shared_valkey(request)))
     else:
         from elicitkit.stores.redis_cluster import RedisClusterStore
 
@@ -58,7 +68,7 @@ async def store(store_kind: str, tmp_path: Path, request: pytest.FixtureRequest)
         yield opened
 
 
-@pytest.fixture(params=["memory", "redis", "redis-cluster"])
+@pytest.fixture(params=["memory", "redis", "valkey", "redis-cluster"])
 def broker_kind(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
@@ -68,10 +78,10 @@ async def broker(broker_kind: str, request: pytest.FixtureRequest) -> AsyncItera
     opened: Broker
     if broker_kind == "memory":
         opened = MemoryBroker()
-    elif broker_kind == "redis":
+    elif broker_kind in ("redis", "valkey"):
         from elicitkit.stores.redis import RedisBroker
 
-        opened = RedisBroker(**shared_redis(request))
+        opened = RedisBroker(**(shared_redis(request) if broker_kind == "redis" else shared_valkey(request)))
     else:
         from elicitkit.stores.redis_cluster import RedisClusterBroker
 
