@@ -6,6 +6,7 @@ streamable HTTP through `elicitkit.testing`); only the people are scripted.
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -156,10 +157,7 @@ async def answer_in_view(
     """Answer the question `result` hands the view, as the view does: `tools/call` of the tool it names."""
     pending = in_view(result)
     assert pending is not None, f"no question for the view in {result}"
-    answer: dict[str, Any] = {"elicitId": pending["elicitId"], "action": action}
-    if content is not None:
-        answer["content"] = content
-    return await client.call_tool(pending["answerTool"], answer)
+    return await _answer(client, pending["answerTool"], pending["elicitId"], action, content)
 
 
 async def call_through_view(
@@ -168,15 +166,30 @@ async def call_through_view(
     arguments: dict[str, Any],
     person: Callable[[Any, ElicitRequestParams], Awaitable[ElicitResult]],
 ) -> CallToolResult:
-    """Call a tool from a host that renders elicitkit's view: each question it hands the view is put to `person`
-    (an elicitation callback), whose reply the view sends; returns the first result that asks nothing more."""
+    """Call a tool from a host that renders elicitkit's view and shows no elicitation forms: each question it hands
+    the view is put to `person` (an elicitation callback), whose reply the view sends through the tool it names;
+    a question handed to the model (a link: links never go through the host) the model relays, through the tool
+    its instructions name. Returns the first result that asks nothing more."""
     result = await client.call_tool(name, arguments)
-    while (pending := in_view(result)) is not None:
-        reply = await person(
-            None, ElicitRequestFormParams(message=pending["message"], requested_schema=pending["schema"])
-        )
-        result = await answer_in_view(client, result, reply.action, reply.content)
+    while isinstance(pending := (result.structured_content or {}).get("elicitationPending"), dict):
+        params = ElicitRequestFormParams(message=pending["message"], requested_schema=pending["schema"])
+        reply = await person(None, params)
+        tool = pending.get("answerTool")
+        if tool is None:
+            named = re.search(r"call the tool `([^`]+)`", pending["instructions"])
+            assert named is not None, pending["instructions"]
+            tool = named[1]
+        result = await _answer(client, tool, pending["elicitId"], reply.action, reply.content)
     return result
+
+
+async def _answer(
+    client: Client, tool: str, elicit_id: str, action: str, content: dict[str, Any] | None
+) -> CallToolResult:
+    answer: dict[str, Any] = {"elicitId": elicit_id, "action": action}
+    if content is not None:
+        answer["content"] = content
+    return await client.call_tool(tool, answer)
 
 
 # --- servers -----------------------------------------------------------------------------------------
