@@ -110,6 +110,8 @@ async def test_an_answer_from_the_view_after_a_restart_is_taken_and_the_next_que
     # The first server shut down with the question open; the answer from the view reaches its restarted twin.
     after = Desk("node-2", effects, routes, store=sqlite(tmp_path))
     async with connect(after.server, mode) as client:
+        refused = await answer_in_view(client, asked, "accept", {"region": "mars"})
+        assert refused.is_error and refused.meta == {"elicitationProblems": [{"path": "region", "said": None}]}
         then = await answer_in_view(client, asked, "accept", {"region": "us"})
         assert (in_view(then) or {}).get("message") == "Tell the team about web?"
         done = await answer_in_view(client, then, "decline")
@@ -177,6 +179,9 @@ async def test_with_redis_an_answer_from_the_view_on_the_other_node_reaches_the_
     ):
         asked = await on_a.call_tool("release", {"service": "db"})
         with anyio.fail_after(10):
+            # Refused by the owner: the view still hears which field to fix, and the question stays open.
+            refused = await answer_in_view(on_b, asked, "accept", {"region": "eu", "replicas": 99})
+            assert refused.is_error and refused.meta == {"elicitationProblems": [{"path": "replicas", "said": None}]}
             then = await answer_in_view(on_b, asked, "accept", {"region": "eu", "replicas": 2})
             assert (in_view(then) or {}).get("message") == "Tell the team about db?"
             done = await answer_in_view(on_b, then, "accept", {"value": True})
