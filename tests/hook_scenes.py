@@ -2,7 +2,9 @@
 
 A route is named with the era it is reached on: the client's own form
 (`native` on 2025-11-25, `mrtr` on 2026-07-28), the model fallback (`llm`),
-the server's fallback handler (`handler`), and elicitkit's page (`page`,
+elicitkit's form view in the chat of a host that renders MCP Apps (`app`,
+answered the way the view answers), the server's fallback handler
+(`handler`), and elicitkit's page (`page`,
 which the client opens as a link), each over the SDK's in-memory pipe except
 pages, which are served over real HTTP with a real page POST.
 """
@@ -24,7 +26,7 @@ from pydantic import BaseModel, SecretStr
 
 from elicitkit import Accepted, Declined, Elicitation, ElicitationVetoed
 from elicitkit.testing import accept, call_through_model
-from tests.scenes import serving, text_of
+from tests.scenes import APPS, call_through_view, serving, text_of
 
 # (route, client mode, the route elicitkit reports)
 ROUTES = [
@@ -32,6 +34,8 @@ ROUTES = [
     ("mrtr", "auto", "mrtr"),
     ("llm", "legacy", "llm"),
     ("llm", "auto", "llm"),
+    ("app", "legacy", "app"),
+    ("app", "auto", "app"),
     ("handler", "legacy", "handler"),
     ("handler", "auto", "handler"),
     ("page", "legacy", "native"),
@@ -131,15 +135,19 @@ def scene(route: str, mode: str, *contents: dict[str, Any], framework: str = "mc
 
 
 def _client(scene: Scene, callback: Any = None) -> Any:
-    """An in-memory client of the scene's server: the SDK's for an `MCPServer`, fastmcp's for a fastmcp server."""
+    """An in-memory client of the scene's server: the SDK's for an `MCPServer`, fastmcp's for a fastmcp server.
+    On the `app` route it is a host that renders MCP Apps."""
+    extensions = [APPS] if scene.route == "app" else None
     if isinstance(scene.server, MCPServer):
-        return Client(scene.server, mode=scene.mode, elicitation_callback=callback)
+        return Client(scene.server, mode=scene.mode, elicitation_callback=callback, extensions=extensions)
     import fastmcp
 
     async def handler(message: str, response_type: Any, params: ElicitRequestParams, context: Any) -> Any:
         return await callback(context, params)
 
-    return fastmcp.Client(scene.server, mode=scene.mode, elicitation_handler=handler if callback else None)
+    return fastmcp.Client(
+        scene.server, mode=scene.mode, elicitation_handler=handler if callback else None, extensions=extensions
+    )
 
 
 async def ask(scene: Scene) -> str:
@@ -152,6 +160,9 @@ async def ask(scene: Scene) -> str:
     elif scene.route == "llm":
         async with _client(scene) as client:
             result = await call_through_model(client, "deploy", {}, scene.person)
+    elif scene.route == "app":
+        async with _client(scene) as client:
+            result = await call_through_view(client, "deploy", {}, scene.person)
     else:
         async with _client(scene) as client:
             result = await client.call_tool("deploy", {})

@@ -6,6 +6,7 @@ streamable HTTP through `elicitkit.testing`); only the people are scripted.
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -13,16 +14,27 @@ from typing import Any, Literal
 
 import anyio
 from mcp import Client
+from mcp.client import advertise
 from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import CallToolResult, InputRequiredResult, TextContent
+from mcp_types import (
+    CallToolResult,
+    ElicitRequestFormParams,
+    ElicitRequestParams,
+    ElicitResult,
+    InputRequiredResult,
+    TextContent,
+)
 from starlette.applications import Starlette
 from starlette.routing import Mount
 from starlette.types import ASGIApp
 
 from elicitkit import Accepted, Elicitation, ElicitationTimeout
+from elicitkit._clients import APPS_EXTENSION, VIEW_MIME
 from elicitkit.testing import ScriptedHuman, accept, serve_app, serve_http
 
 ERAS = {"legacy": "2025-11-25", "auto": "2026-07-28"}
+APPS = advertise(APPS_EXTENSION, {"mimeTypes": [VIEW_MIME]})
+"""What a host that renders MCP Apps declares (`Client(..., extensions=[APPS])`): elicitkit's view is shown to it."""
 Transport = Literal["memory", "http"]
 
 
@@ -131,6 +143,53 @@ async def send_answer(
     if content is not None:
         answer["content"] = content
     return await client.call_tool("sendElicitationResult", answer)
+
+
+def in_view(result: CallToolResult) -> dict[str, Any] | None:
+    """The question a result hands elicitkit's view in the chat (what the view reads), or None."""
+    pending = (result.structured_content or {}).get("elicitationPending")
+    return pending if isinstance(pending, dict) and "answerTool" in pending else None
+
+
+async def answer_in_view(
+    client: Client, result: CallToolResult, action: str, content: dict[str, Any] | None = None
+) -> CallToolResult:
+    """Answer the question `result` hands the view, as the view does: `tools/call` of the tool it names."""
+    pending = in_view(result)
+    assert pending is not None, f"no question for the view in {result}"
+    return await _answer(client, pending["answerTool"], pending["elicitId"], action, content)
+
+
+async def call_through_view(
+    client: Client,
+    name: str,
+    arguments: dict[str, Any],
+    person: Callable[[Any, ElicitRequestParams], Awaitable[ElicitResult]],
+) -> CallToolResult:
+    """Call a tool from a host that renders elicitkit's view and shows no elicitation forms: each question it hands
+    the view is put to `person` (an elicitation callback), whose reply the view sends through the tool it names;
+    a question handed to the model (a link: links never go through the host) the model relays, through the tool
+    its instructions name. Returns the first result that asks nothing more."""
+    result = await client.call_tool(name, arguments)
+    while isinstance(pending := (result.structured_content or {}).get("elicitationPending"), dict):
+        params = ElicitRequestFormParams(message=pending["message"], requested_schema=pending["schema"])
+        reply = await person(None, params)
+        tool = pending.get("answerTool")
+        if tool is None:
+            named = re.search(r"call the tool `([^`]+)`", pending["instructions"])
+            assert named is not None, pending["instructions"]
+            tool = named[1]
+        result = await _answer(client, tool, pending["elicitId"], reply.action, reply.content)
+    return result
+
+
+async def _answer(
+    client: Client, tool: str, elicit_id: str, action: str, content: dict[str, Any] | None
+) -> CallToolResult:
+    answer: dict[str, Any] = {"elicitId": elicit_id, "action": action}
+    if content is not None:
+        answer["content"] = content
+    return await client.call_tool(tool, answer)
 
 
 # --- servers -----------------------------------------------------------------------------------------

@@ -19,16 +19,16 @@ from mcp import Client
 from mcp.client import advertise
 from mcp.client.session import ClientRequestContext
 from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import ElicitRequestParams, ElicitResult, TextResourceContents
+from mcp_types import ElicitRequestParams, ElicitResult, Implementation, TextResourceContents
 from pydantic import BaseModel
 
-from elicitkit import Elicitation, QuestionInfo
-from elicitkit._clients import APPS_EXTENSION, VIEW_MIME
+from elicitkit import ClientOverride, Elicitation, QuestionInfo
+from elicitkit._clients import APPS_EXTENSION
 from elicitkit._web.app_view import view_csp, view_html
+from elicitkit.testing import ScriptedHuman, accept, call_through_model
+from tests.scenes import APPS, in_view
 
 pytestmark = pytest.mark.anyio
-
-APPS = advertise(APPS_EXTENSION, {"mimeTypes": [VIEW_MIME]})
 
 
 class Approval(BaseModel):
@@ -87,7 +87,8 @@ async def test_a_question_rides_the_tool_result_and_its_answer_resumes_the_body(
         )
         assert refused.is_error and refused.meta == {"elicitationProblems": [{"path": "approved", "said": None}]}
         result = await client.call_tool(
-            "sendElicitationResult", {"elicitId": pending["elicitId"], "action": "accept", "content": {"approved": True}}
+            "sendElicitationResult",
+            {"elicitId": pending["elicitId"], "action": "accept", "content": {"approved": True}},
         )
         pending = (result.structured_content or {})["elicitationPending"]
         result = await client.call_tool("sendElicitationResult", {"elicitId": pending["elicitId"], "action": "cancel"})
@@ -131,6 +132,57 @@ async def test_a_client_that_renders_other_kinds_of_apps_is_not_shown_the_view()
         with anyio.fail_after(5):
             await client.call_tool("deploy", {"version": "1"})
     assert routes == ["llm"]
+
+
+async def test_a_client_override_tells_apart_a_host_that_declares_apps_but_renders_no_view(mode: str) -> None:
+    hitl, _, routes = desk(client_overrides=[ClientOverride("acme-chat", versions="<3", apps=False)])
+    person = ScriptedHuman(accept({"approved": True}), accept({"approved": False}))
+    blank = Implementation(name="Acme-Chat", version="2.7")
+    async with Client(hitl.server, mode=mode, extensions=[APPS], client_info=blank) as client:
+        assert all(t.meta is None for t in (await client.list_tools()).tools)
+        result = await call_through_model(client, "deploy", {"version": "1"}, person)  # the model asks instead
+    assert result.content[0].text == "Accepted Accepted"  # type: ignore[union-attr]
+    assert routes == ["llm", "llm"]
+    fixed = Implementation(name="acme-chat", version="3.0")  # a release that renders views: as declared
+    async with Client(hitl.server, mode=mode, extensions=[APPS], client_info=fixed) as client:
+        asked = await client.call_tool("deploy", {"version": "2"})
+    assert in_view(asked) is not None
+    assert routes[-1] == "app"
+
+
+async def test_a_client_override_shows_the_view_to_a_host_that_renders_apps_without_declaring_them(mode: str) -> None:
+    hitl, _, routes = desk(client_overrides=[ClientOverride("quiet-*", apps=True)])
+    async with Client(hitl.server, mode=mode, client_info=Implementation(name="quiet-host", version="1")) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert tools["deploy"].meta == {"ui": {"resourceUri": "ui://elicitkit/form"}}
+        await client.call_tool("deploy", {"version": "1"})
+    assert routes == ["app"]
+
+
+async def test_an_override_of_the_view_alone_leaves_the_declared_modes_and_one_of_the_modes_alone_the_view(
+    mode: str,
+) -> None:
+    async def person(context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
+        return ElicitResult(action="accept", content={"approved": True})
+
+    hitl, _, routes = desk(app_view="first", client_overrides=[ClientOverride("acme-*", apps=False)])
+    info = Implementation(name="acme-ide", version="1")
+    async with Client(hitl.server, mode=mode, extensions=[APPS], elicitation_callback=person, client_info=info) as c:
+        result = await c.call_tool("deploy", {"version": "1"})
+    assert result.content[0].text == "Accepted Accepted"  # type: ignore[union-attr]
+    assert routes == ["native" if mode == "legacy" else "mrtr"] * 2  # its own forms, as it declares
+
+    hitl, _, routes = desk(client_overrides=[ClientOverride("acme-*", modes=())])
+    async with Client(hitl.server, mode=mode, extensions=[APPS], elicitation_callback=person, client_info=info) as c:
+        await c.call_tool("deploy", {"version": "1"})
+    assert routes == ["app"]  # no forms of its own: the view it declares
+
+
+def test_a_client_override_states_something_it_corrects() -> None:
+    with pytest.raises(ValueError, match="states nothing"):
+        ClientOverride("acme-*")
+    with pytest.raises(ValueError, match="apps must be True, False or None"):
+        ClientOverride("acme-*", apps="no")  # type: ignore[arg-type]
 
 
 def test_app_view_takes_true_false_or_first() -> None:

@@ -5,10 +5,11 @@ run the way a reader would run a copy of it:
 
 - a **server** (it makes `server = MCPServer(...)` or `FastMCP(...)`) must end by serving it
   (`server.run(...)`); it is loaded in-process without that last line, served over real streamable
-  HTTP, and every tool it lists is called on both protocol eras, three times: by a person who
+  HTTP, and every tool it lists is called on both protocol eras, four times: by a person who
   accepts every question (filling each form from its schema, and elicitkit's own pages in a
-  browser), by one who declines, and through the model by a client that shows no forms. Each
-  call must end without an error;
+  browser), by one who declines, through the model by a client that shows no forms, and by a
+  host that renders MCP Apps and no forms, whose person answers in elicitkit's view in the chat
+  (docs/apps.md). Each call must end without an error;
 - a **pytest module** (it defines `test_*` functions) runs under pytest in a subprocess;
 - anything else is a **script**, run with `python` in a subprocess, and must exit 0.
 
@@ -52,6 +53,7 @@ from elicitkit import Elicitation
 from elicitkit.testing import call_through_model, serve_app
 from tests.doc_blocks import ROOT, Block, blocks, shown
 from tests.doc_people import Person, fill
+from tests.scenes import APPS, call_through_view
 
 BLOCKS = blocks()
 MAX_FRAGMENTS = 10
@@ -206,16 +208,24 @@ async def test_a_server_block_serves_and_every_tool_answers_on_both_eras(
             finally:
                 if person is not None:
                     await person.aclose()
+        await call_every_tool(f"{base}/mcp", mode, None, Person(tasks, base), in_view=True)
     if block.serves_over_stdio:
         printed = capfd.readouterr().out
         assert not printed, f"{block.name} serves over stdio, where stdout is the protocol, but prints {printed!r}"
 
 
-async def call_every_tool(url: str, mode: str, person: Person | None, through_model: Person) -> None:
-    """Call each listed tool once; `person=None` is a client without forms, whose model asks `through_model`."""
+async def call_every_tool(
+    url: str, mode: str, person: Person | None, through_model: Person, *, in_view: bool = False
+) -> None:
+    """Call each listed tool once; `person=None` is a client without forms, whose model asks `through_model`;
+    `in_view`: it renders MCP Apps, and `through_model` answers in elicitkit's view what is shown there."""
     how = "a client without forms" if person is None else "a person who accepts" if person.agree else "one who declines"
+    if in_view:
+        how = "a host that renders MCP Apps"
     try:
-        async with Client(url, mode=mode, elicitation_callback=person) as client:
+        async with Client(
+            url, mode=mode, elicitation_callback=person, extensions=[APPS] if in_view else None
+        ) as client:
             tools = (await client.list_tools()).tools
             for tool in tools:
                 if person is None and (tool.name == "sendElicitationResult" or "elicitId" in str(tool.input_schema)):
@@ -223,7 +233,9 @@ async def call_every_tool(url: str, mode: str, person: Person | None, through_mo
                 args = arguments(tool.input_schema)
                 try:
                     with anyio.fail_after(CALL_LIMIT):
-                        if person is None:
+                        if in_view:
+                            result = await call_through_view(client, tool.name, args, through_model)
+                        elif person is None:
                             result = await call_through_model(client, tool.name, args, through_model)
                         else:
                             result = await client.call_tool(tool.name, args)

@@ -61,7 +61,7 @@ async def test_every_hook_point_runs_once_in_order_on_every_route(route: str, mo
     s = scene(route, mode)
     events = record_every_point(s.hitl)
     assert await ask(s) == "accepted True"
-    stored = [("after_ask stored", reported)] if reported in ("mrtr", "llm") else []
+    stored = [("after_ask stored", reported)] if reported in ("mrtr", "llm", "app") else []
     assert events == [
         ("around", None),
         ("before_ask", None),

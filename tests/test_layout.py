@@ -103,3 +103,11 @@ def test_only_the_mcp_module_touches_sdk_internals() -> None:
             continue
         text = path.read_text()
         assert "._lowlevel_server" not in text and "._security" not in text and "._connection" not in text, name
+
+
+def test_only_the_web_package_imports_what_its_pages_say() -> None:
+    """The pages' wording (`_web.messages`) is theirs: what the engine needs of a refusal lives in `_schema`."""
+    modules = _modules()
+    for name, path in modules.items():
+        if not name.startswith("elicitkit._web"):
+            assert "elicitkit._web.messages" not in _imports(name, path, set(modules)), name

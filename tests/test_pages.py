@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from elicitkit._web.messages import WHOLE, authored, explain
+from elicitkit._schema import authored
+from elicitkit._web.messages import WHOLE, explain
 from elicitkit._web.pages import error_page, form_page, message_page, stylesheet
 
 HOSTILE = "<script>alert(1)</script>\"'&"

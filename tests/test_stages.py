@@ -137,7 +137,9 @@ async def test_a_validate_that_raises_refuses_the_answer(mode: str, caplog: pyte
     assert "the validate stage failed" in caplog.text
 
 
-@pytest.mark.parametrize(("route", "mode"), [("mrtr", "auto"), ("llm", "legacy"), ("llm", "auto")])
+@pytest.mark.parametrize(
+    ("route", "mode"), [("mrtr", "auto"), ("llm", "legacy"), ("llm", "auto"), ("app", "legacy"), ("app", "auto")]
+)
 async def test_lookup_pending_watchers_hear_each_arriving_answer_and_whether_its_question_was_open(
     route: str, mode: str
 ) -> None:
@@ -147,7 +149,7 @@ async def test_lookup_pending_watchers_hear_each_arriving_answer_and_whether_its
     ids: list[str] = []
     s.hitl.after_ask(stages={"sent"})(lambda question, stage: ids.append(question.id))
     assert await ask(s) == "accepted True"
-    source = "retry" if route == "mrtr" else "model"
+    source = "retry" if route == "mrtr" else "model"  # elicitkit's view answers through the model's door
     assert [(e.question_id, e.found, e.source) for e in events] == [(ids[0], True, source)]
 
 

@@ -1,13 +1,16 @@
-"""Which elicitation modes a client really supports: declared capabilities, corrected by overrides.
+"""What a client really shows: its declared capabilities, corrected by overrides.
 
 Some hosts declare `elicitation` and never render it, or decline everything;
-a `ClientOverride` matches them by `clientInfo.name` (a glob, case-insensitive)
-and optionally a version range, and states the modes they really support.
+some declare MCP Apps and render no view. A `ClientOverride` matches them by
+`clientInfo.name` (a glob, case-insensitive) and optionally a version range,
+and states what they really show: the elicitation modes, whether they render
+elicitkit's view in the chat, or both; what it leaves out stays as declared.
 
 ```python
 Elicitation(server, client_overrides=[
     ClientOverride("acme-desktop", modes=()),                       # declares it, never shows it
     ClientOverride("acme-ide", versions=">=2.0,<2.4", modes=("form",)),
+    ClientOverride("acme-chat", apps=False),                        # declares MCP Apps, renders no view
 ])
 ```
 """
@@ -24,7 +27,16 @@ from mcp_types import ClientCapabilities, Implementation
 
 from elicitkit._core.kinds import Mode
 
-__all__ = ["APPS_EXTENSION", "VIEW_MIME", "ClientOverride", "Mode", "declared_modes", "declares_apps", "modes_for"]
+__all__ = [
+    "APPS_EXTENSION",
+    "VIEW_MIME",
+    "ClientOverride",
+    "Mode",
+    "apps_for",
+    "declared_modes",
+    "declares_apps",
+    "modes_for",
+]
 
 
 _CLAUSE = re.compile(r"^\s*(>=|<=|==|!=|>|<)\s*([0-9][0-9A-Za-z.\-+]*)\s*$")
@@ -51,24 +63,39 @@ def _pad(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[tuple[int, ...], tuple
 
 @dataclass(frozen=True)
 class ClientOverride:
-    """The modes a client really supports, whatever it declares.
+    """What a client really shows, whatever it declares.
 
     Args:
         name: glob matched against `clientInfo.name`, case-insensitively.
-        modes: the elicitation modes the client really shows; `()` for none.
+        modes: the elicitation modes the client really shows; `()` for none; None (the default): as declared.
         versions: optional comma-separated range such as ">=1.2,<2"; compared
             on the numeric release (pre-release tags are ignored).
+        apps: whether the client really renders elicitkit's form view in the chat (MCP Apps, docs/apps.md):
+            False for a host that declares the apps extension and renders nothing, True for one that renders
+            views without declaring it; None (the default): as declared.
+
+    Raises:
+        ValueError: an unknown mode, a version range that cannot be read, or an override that states nothing
+            (neither `modes` nor `apps`).
     """
 
     name: str
-    modes: Sequence[Mode] = ()
+    modes: Sequence[Mode] | None = None
     versions: str | None = None
+    apps: bool | None = None
     _clauses: tuple[tuple[str, tuple[int, ...]], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        unknown = set(self.modes) - {"form", "url"}
+        if self.modes is None and self.apps is None:
+            raise ValueError(
+                f"ClientOverride({self.name!r}) states nothing: give the modes the client really shows "
+                "(modes=() for none) and/or whether it renders elicitkit's view (apps=False)"
+            )
+        unknown = set(self.modes or ()) - {"form", "url"}
         if unknown:
             raise ValueError(f"ClientOverride modes must be 'form' and/or 'url', not {sorted(unknown)}")
+        if self.apps is not None and type(self.apps) is not bool:
+            raise ValueError(f"ClientOverride apps must be True, False or None, not {self.apps!r}")
         clauses = []
         for part in (self.versions or "").split(","):
             if not part.strip():
@@ -129,11 +156,28 @@ def declares_apps(caps: ClientCapabilities | None) -> bool:
     return not isinstance(mimes, list) or VIEW_MIME in mimes
 
 
+def _override(overrides: Sequence[ClientOverride], info: Implementation | None) -> ClientOverride | None:
+    """The first override that matches the client (the one that speaks for it), if any."""
+    for override in overrides:
+        if override.matches(info):
+            return override
+    return None
+
+
 def modes_for(
     overrides: Sequence[ClientOverride], info: Implementation | None, caps: ClientCapabilities | None
 ) -> frozenset[Mode]:
-    """The first matching override's modes, else the declared ones."""
-    for override in overrides:
-        if override.matches(info):
-            return frozenset(override.modes)
-    return declared_modes(caps)
+    """The first matching override's modes, else (or when it states none) the declared ones."""
+    override = _override(overrides, info) if overrides else None
+    if override is None or override.modes is None:
+        return declared_modes(caps)
+    return frozenset(override.modes)
+
+
+def apps_for(overrides: Sequence[ClientOverride], info: Implementation | None, caps: ClientCapabilities | None) -> bool:
+    """Whether the client renders elicitkit's view: the first matching override says, else (or when it does not
+    say) what the client declares."""
+    override = _override(overrides, info) if overrides else None
+    if override is None or override.apps is None:
+        return declares_apps(caps)
+    return override.apps

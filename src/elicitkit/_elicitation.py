@@ -91,8 +91,8 @@ class Elicitation:
         app_view: show forms in the chat as elicitkit's MCP Apps view to clients declaring
             `io.modelcontextprotocol/ui`: `True` for forms they cannot show themselves, `"first"`
             for every form, `False` never. Links never go through it (docs/apps.md).
-        client_overrides: the modes particular clients really support,
-            whatever they declare (matched on `clientInfo` name and version).
+        client_overrides: what particular clients really show, whatever they declare (elicitation modes,
+            elicitkit's view in the chat), matched on `clientInfo` name and version.
         keepalive: seconds between progress notifications while a
             2025-11-25 client shows a form (when the call has a progress
             token); `None` turns them off.

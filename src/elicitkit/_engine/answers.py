@@ -37,8 +37,7 @@ from elicitkit._engine.records import QuestionRecord, Records
 from elicitkit._engine.registry import Registry
 from elicitkit._errors import InvalidElicitationContent
 from elicitkit._fallback import PROBLEMS_META, error_result, parse_send_args
-from elicitkit._schema import FormSchema
-from elicitkit._web.messages import authored
+from elicitkit._schema import FormSchema, authored
 from elicitkit.channels.base import Responder
 
 __all__ = ["Answers", "PageQuestion", "PageReply"]

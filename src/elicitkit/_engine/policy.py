@@ -10,7 +10,7 @@ from typing import Any
 from mcp.server.context import ServerRequestContext
 
 from elicitkit import _mcp
-from elicitkit._clients import ClientOverride, declares_apps, modes_for
+from elicitkit._clients import ClientOverride, apps_for, modes_for
 from elicitkit._core.kinds import Mode
 from elicitkit._core.routing import AppView
 from elicitkit._engine.question import Question
@@ -77,8 +77,12 @@ class Policy:
         return _mcp.is_mrtr(rctx.protocol_version) or self.model_fallback_shown(rctx)
 
     def app_view_for(self, rctx: ServerRequestContext[Any, Any]) -> AppView:
-        """How this client is shown elicitkit's form view in the chat: "off" unless it declares MCP Apps."""
-        if self.app_view == "off" or not declares_apps(_mcp.capabilities(rctx)):
+        """How this client is shown elicitkit's form view in the chat: "off" unless it renders MCP Apps (declared,
+        corrected by overrides)."""
+        if self.app_view == "off":
+            return "off"
+        overrides = self.client_overrides
+        if not apps_for(overrides, _mcp.client_info(rctx) if overrides else None, _mcp.capabilities(rctx)):
             return "off"
         return self.app_view
 

@@ -1,7 +1,9 @@
 """Checking an accepted answer against its question, before the tool sees it.
 
 Every problem is collected (not just the first) as a `Problem(path, message)`.
-Messages name the field and the rule, never the submitted value.
+Messages name the field and the rule, never the submitted value. A message from
+the type's own validator may hold words its author wrote for people (a
+`ValueError`'s); `authored` reads them back, for the pages and the view.
 """
 
 from __future__ import annotations
@@ -14,7 +16,10 @@ from elicitkit._errors import InvalidElicitationContent, Problem
 from elicitkit._schema.compile import FormSchema
 from elicitkit._schema.values import check_value, fits
 
-__all__ = ["check_content", "problems_in", "to_data"]
+__all__ = ["authored", "check_content", "problems_in", "to_data"]
+
+# How pydantic words an error a validator raised with its author's own message.
+_AUTHORED = ("Value error, ", "Assertion failed, ")
 
 
 def check_content(schema: FormSchema, content: Any) -> list[Problem]:
@@ -88,6 +93,15 @@ def _problem(schema: FormSchema, error: Any) -> Problem:
     fmt = schema.properties.get(str(loc[0]), {}).get("format") if loc else None
     # Format validators (email-validator, URL parsing) may quote parts of the value; say only the rule.
     return Problem(loc, f"must be a valid {fmt}" if fmt else error["msg"])
+
+
+def authored(message: str) -> str | None:
+    """The words of the validator's author in a problem's message (a `ValueError`'s, an `assert`'s), if any: what
+    a person may be shown, since its author wrote it for people."""
+    for prefix in _AUTHORED:
+        if message.startswith(prefix) and len(message) > len(prefix):
+            return message[len(prefix) :]
+    return None
 
 
 def problems_in(schema: FormSchema, action: str, content: Any) -> InvalidElicitationContent | None:

@@ -34,8 +34,9 @@ from starlette.routing import Route
 
 from elicitkit._core.kinds import Answer, decline_reason
 from elicitkit._engine.answers import PageQuestion, PageReply
+from elicitkit._schema import authored
 from elicitkit._web.forms import CONTROLS, page_controls, parse_form
-from elicitkit._web.messages import WHOLE, authored, explain
+from elicitkit._web.messages import WHOLE, explain
 from elicitkit._web.pages import CSP, error_page, form_page, message_page, stylesheet
 from elicitkit._web.tokens import InvalidLink, Link, LinkTokens
 from elicitkit.channels.base import Responder

@@ -46,10 +46,11 @@ from starlette.responses import HTMLResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from elicitkit._errors import ElicitationError
+from elicitkit._schema import authored
 from elicitkit._schema.choices import options_of
 from elicitkit._web.app import PageIdentity
 from elicitkit._web.forms import CONTROLS, page_controls, parse_form
-from elicitkit._web.messages import WHOLE, authored, explain
+from elicitkit._web.messages import WHOLE, explain
 from elicitkit._web.pages import CSP, _templates, fields_html, message_page, problems_of, render_summary
 from elicitkit._web.tokens import InvalidLink, Link, LinkTokens
 from elicitkit.channels.base import Desk, Prompt, Responder, Verdict

@@ -10,8 +10,8 @@ words of the GOV.UK Design System's error messages ("Enter service",
 "Replicas must be between 1 and 64", "Choose region"). A field refused by a
 rule the schema cannot state (a pattern) is asked to be checked against its
 hint; one the tool's own validator refused with words of its author's (a
-`ValueError` or an `assert` in a pydantic validator) says those words, which
-were written for people. Messages never quote what was entered.
+`ValueError` or an `assert` in a pydantic validator; `_schema.authored` finds
+them) says those words, which were written for people. Messages never quote what was entered.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 from elicitkit._schema.choices import choices_of
 from elicitkit._schema.values import check_value
 
-__all__ = ["WHOLE", "authored", "explain", "field_message", "in_sentence"]
+__all__ = ["WHOLE", "explain", "field_message", "in_sentence"]
 
 WHOLE = "The answer was not accepted as a whole. Check each answer and send the form again."
 """A refusal that names no field (the type's own rule across fields)."""
@@ -36,18 +36,6 @@ _FORMATS = {
 _MISSING = object()
 
 
-# How pydantic words an error a validator raised with its author's own message.
-_AUTHORED = ("Value error, ", "Assertion failed, ")
-
-
-def authored(message: str) -> str | None:
-    """The words of the validator's author in a problem's message (a `ValueError`'s, an `assert`'s), if any."""
-    for prefix in _AUTHORED:
-        if message.startswith(prefix) and len(message) > len(prefix):
-            return message[len(prefix) :]
-    return None
-
-
 def explain(
     schema: Mapping[str, Any],
     content: Mapping[str, Any] | None,
@@ -56,7 +44,7 @@ def explain(
 ) -> dict[str, str]:
     """One message for each field named in `paths` (a problem's path; its first part is the field), in the
     schema's order; a path naming no field gives the message for the whole answer, under "". `said`: by field,
-    the words a validator's author refused it with (`authored`)."""
+    the words a validator's author refused it with (`_schema.authored`)."""
     properties: Mapping[str, Any] = schema.get("properties", {})
     named = {path.split(".")[0] for path in paths}
     required = set(schema.get("required", ()))
