@@ -98,8 +98,7 @@ class Elicitation:
             token); `None` turns them off.
         store: where runs, journals and pending questions live: `"memory://"` (default; it warns at
             start-up where several nodes seem to serve), `"sqlite:///state.db"` (durable, one machine),
-            `"redis://host:6379/0"` (many nodes), `"redis+cluster://host:6379"` (many nodes on a Redis
-            Cluster), or a `Store`.
+            `"redis://host:6379/0"` (many nodes), `"redis+cluster://host:6379"` (on a Redis Cluster), or a `Store`.
         broker: how nodes reach each other; defaults to the store's own
             (Redis pub/sub for Redis, in-process otherwise).
         secret: seals everything stored and every `requestState`; several

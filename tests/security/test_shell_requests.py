@@ -402,10 +402,11 @@ def test_a_value_that_is_not_of_its_type_is_refused_with_the_sdks_reply_and_neve
         f"source {shlex.quote(str(sdk_path()))}",
         "set +e",
         'err="$(mktemp)"',
-        # Each case's exit code, reply and stderr; a leading NAME=VALUE is set for that helper alone.
-        'run() { local code=0 r; if [[ "$1" == *=* ]]; then r="$(export "$1"; "${@:2}" 2>"${err}")" || code=$?;'
+        # Each case's exit code, reply and stderr, each ended by a NUL (no process per case but the helper's
+        # subshell: there are hundreds); a leading NAME=VALUE is set for that helper alone.
+        'run() { local code=0 r e=""; if [[ "$1" == *=* ]]; then r="$(export "$1"; "${@:2}" 2>"${err}")" || code=$?;'
         ' else r="$("$@" 2>"${err}")" || code=$?; fi;'
-        ' jq -nc --argjson code "${code}" --arg reply "${r}" --rawfile stderr "${err}" \'{$code, $reply, $stderr}\'; }',
+        ' IFS= read -r -d "" e <"${err}" || true; printf "%s\\0%s\\0%s\\0" "${code}" "${r}" "${e}"; }',
     ]
     script += ["run " + shlex.join(call) for call in calls]
     script.append('rm -f "${err}"')
@@ -416,13 +417,16 @@ def test_a_value_that_is_not_of_its_type_is_refused_with_the_sdks_reply_and_neve
         "ELICITKIT_CALL_DIR": str(tmp_path),
     }
     try:
-        ran = subprocess.run(["bash", "-c", "\n".join(script)], capture_output=True, text=True, env=env, timeout=60)
+        # Bytes: text mode would read a \r in a value as a newline.
+        ran = subprocess.run(["bash", "-c", "\n".join(script)], capture_output=True, env=env, timeout=60)
         with pytest.raises(BlockingIOError):
             os.read(listening, 1024)
     finally:
         os.close(listening)
-    assert ran.stderr == ""
-    assert outcomes(ran.stdout) == expected
+    assert ran.stderr == b""
+    fields = ran.stdout.decode().split("\0")[:-1]
+    got = [(int(code), json.loads(reply), stderr) for code, reply, stderr in zip(*[iter(fields)] * 3, strict=True)]
+    assert got == expected
     assert [p.name for p in tmp_path.iterdir()] == ["ask"]  # no request file was written
 
 
