@@ -45,17 +45,25 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import anyio
 
 sys.path.insert(0, str(Path(__file__).parent))
-from concurrency import KIB, answer_all, build, connect, handles_bytes, rss, start_all, warm_up
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.redis_server
+from concurrency import KIB, answer_all, build, connect, handles_bytes, pool, rss, start_all, warm_up
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
+
+from tests.redis_server import RedisServer
+
+Store = Literal["sqlite", "redis"]
+STORES: tuple[Store, ...] = ("sqlite", "redis")
 
 
 @dataclass
 class Hibernation:
+    store: Store
     questions: int
     max_suspended: int
     concurrency: int
@@ -79,34 +87,51 @@ class Hibernation:
         return (self.rss_growth - self.handles - self.active * live_kib * KIB) / max(hibernated, 1) / KIB
 
 
-async def measure(questions: int, max_suspended: int, concurrency: int, answered: int) -> Hibernation:
-    res = Hibernation(questions, max_suspended, concurrency, min(answered, questions))
+async def measure(store: Store, questions: int, max_suspended: int, concurrency: int, answered: int) -> Hibernation:
+    res = Hibernation(store, questions, max_suspended, concurrency, min(answered, questions))
     with tempfile.TemporaryDirectory() as folder:
-        db = Path(folder) / "state.db"
-        # Unsealed on purpose, as the published figures were measured; sealing adds 32 bytes a record.
-        server, hitl = build(store=f"sqlite:///{db}", max_suspended=max_suspended, plaintext_store=True)
-        async with connect(server) as client:
-            await warm_up(client, concurrency)
-            gc.collect()
-            before = rss()
-            t0 = time.perf_counter()
-            handles = await start_all(client, questions, concurrency, first=0)
-            res.start_seconds = time.perf_counter() - t0
-            res.active = hitl.active_runs
-            if len(handles) != questions or res.active != min(max_suspended, questions):
-                raise RuntimeError(f"{len(handles)} calls waiting, {res.active} bodies in memory")
-            gc.collect()
-            res.rss_growth = rss() - before
-            res.handles = handles_bytes(handles)
-            res.store_bytes = folder_bytes(folder)
-            t0 = time.perf_counter()
-            await answer_all(client, handles[: res.answered], concurrency, first=0)
-            res.answer_seconds = time.perf_counter() - t0
+        redis = RedisServer(Path(folder) / "redis") if store == "redis" else None
+        url = f"sqlite:///{Path(folder) / 'state.db'}" if redis is None else ""
+        if redis is not None:
+            await redis.start()
+            url = redis.url
+        try:
+            # Unsealed on purpose, as the published figures were measured; sealing adds 32 bytes a record.
+            server, hitl = build(store=url, max_suspended=max_suspended, plaintext_store=True)
+            async with connect(server) as client:
+                await warm_up(client, concurrency)
+                gc.collect()
+                before, store_before = rss(), await store_size(folder, redis)
+                t0 = time.perf_counter()
+                handles = await start_all(client, questions, concurrency, first=0)
+                res.start_seconds = time.perf_counter() - t0
+                res.active = hitl.active_runs
+                if len(handles) != questions or res.active != min(max_suspended, questions):
+                    raise RuntimeError(f"{len(handles)} calls waiting, {res.active} bodies in memory")
+                gc.collect()
+                res.rss_growth = rss() - before
+                res.handles = handles_bytes(handles)
+                res.store_bytes = await store_size(folder, redis) - store_before
+                t0 = time.perf_counter()
+                await answer_all(client, handles[: res.answered], concurrency, first=0)
+                res.answer_seconds = time.perf_counter() - t0
+        finally:
+            if redis is not None:
+                await redis.stop()
     return res
 
 
-def folder_bytes(folder: str) -> int:
-    return sum(p.stat().st_size for p in Path(folder).iterdir())
+async def store_size(folder: str, redis: RedisServer | None) -> int:
+    """Bytes the store holds: the SQLite files (database and write-ahead log), or Redis's `used_memory`."""
+    if redis is None:
+        return sum(p.stat().st_size for p in Path(folder).iterdir() if p.is_file())  # noqa: ASYNC240 - a few files
+    from redis.asyncio import Redis
+
+    client = Redis.from_url(redis.url)
+    try:
+        return int((await client.info("memory"))["used_memory"])
+    finally:
+        await client.aclose()
 
 
 async def bare_growth(calls: int, concurrency: int) -> float:
@@ -122,15 +147,11 @@ async def bare_growth(calls: int, concurrency: int) -> float:
             await client.call_tool("plain", {"tag": f"w{i}"})
         gc.collect()
         before = rss()
-        limiter = anyio.CapacityLimiter(concurrency)
 
         async def one(i: int) -> None:
-            async with limiter:
-                await client.session.call_tool("plain", {"tag": f"t{i}"})
+            await client.session.call_tool("plain", {"tag": f"t{i}"})
 
-        async with anyio.create_task_group() as tg:
-            for i in range(calls):
-                tg.start_soon(one, i)
+        await pool(calls, concurrency, one)  # as start_all drives the elicitkit calls
         gc.collect()
         return (rss() - before) / calls / KIB
 
@@ -148,8 +169,8 @@ def bare_in_fresh_process(calls: int, concurrency: int) -> float:
 def report(res: Hibernation, live_kib: float) -> float:
     n, live = res.questions, res.active
     print(
-        f"hibernation (SQLite, max_suspended={res.max_suspended}): {n} questions waiting, {live} bodies in memory, "
-        f"{n - live} hibernated"
+        f"hibernation ({LABELS[res.store]}, max_suspended={res.max_suspended}): {n} questions waiting, "
+        f"{live} bodies in memory, {n - live} hibernated"
     )
     per_hibernated = res.per_hibernated(live_kib)
     own = per_hibernated - res.bare_per_call
@@ -158,8 +179,8 @@ def report(res: Hibernation, live_kib: float) -> float:
         (f"RSS per hibernated run (less {live} live x {live_kib:.2f} KiB)", per_hibernated, "KiB"),
         (f"  the bare SDK's own RSS growth per call ({n} calls that ask nothing)", res.bare_per_call, "KiB"),
         ("  elicitkit's cost per hibernated run (the difference)", own, "KiB"),
-        ("SQLite file per waiting question", res.store_bytes / n / KIB, "KiB"),
-        ("start, per call (SQLite writes, evictions)", res.start_seconds / n * 1e6, "µs"),
+        (f"{STORE_SIZE[res.store]} per waiting question", res.store_bytes / n / KIB, "KiB"),
+        ("start, per call (store writes, evictions)", res.start_seconds / n * 1e6, "µs"),
         (
             f"answer {res.answered} hibernated runs, per answer (load, replay)",
             res.answer_seconds / max(res.answered, 1) * 1e6,
@@ -172,12 +193,28 @@ def report(res: Hibernation, live_kib: float) -> float:
     return own
 
 
-def phase(questions: int, max_suspended: int, concurrency: int, answered: int, live_kib: float) -> float:
-    """Measure and report; elicitkit's KiB per hibernated run."""
+LABELS: dict[Store, str] = {"sqlite": "SQLite", "redis": "Redis"}
+STORE_SIZE: dict[Store, str] = {"sqlite": "SQLite files (database and WAL)", "redis": "Redis used_memory"}
+
+
+def phase(
+    questions: int,
+    max_suspended: int,
+    concurrency: int,
+    answered: int,
+    live_kib: float,
+    stores: tuple[Store, ...] = ("sqlite",),
+) -> float:
+    """Measure and report each store; elicitkit's KiB per hibernated run on the first."""
     bare = bare_in_fresh_process(questions, concurrency)
-    res = anyio.run(measure, questions, max_suspended, concurrency, answered)
-    res.bare_per_call = bare
-    return report(res, live_kib)
+    own: list[float] = []
+    for i, store in enumerate(stores):
+        if i:
+            print()
+        res = anyio.run(measure, store, questions, max_suspended, concurrency, answered)
+        res.bare_per_call = bare
+        own.append(report(res, live_kib))
+    return own[0]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -187,6 +224,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--concurrency", type=int, default=100, help="calls in flight (default 100)")
     parser.add_argument("--answer", type=int, default=1000, help="hibernated runs answered (default 1000)")
     parser.add_argument("--live-kib", type=float, default=24.0, help="heap per live body, for the second row")
+    parser.add_argument(
+        "--store",
+        choices=[*STORES, "both"],
+        default="both",
+        help="where hibernated runs wait: sqlite, redis (a redis-server on a free port), or both (default)",
+    )
     parser.add_argument("--bare", action="store_true", help="only the bare SDK's growth per call (a fresh process)")
     args = parser.parse_args(argv)
     if args.bare:
@@ -194,7 +237,8 @@ def main(argv: list[str] | None = None) -> None:
         return
     logging.getLogger("mcp").setLevel(logging.WARNING)
     logging.getLogger("elicitkit").setLevel(logging.WARNING)
-    own = phase(args.questions, args.max_suspended, args.concurrency, args.answer, args.live_kib)
+    stores = STORES if args.store == "both" else (args.store,)
+    own = phase(args.questions, args.max_suspended, args.concurrency, args.answer, args.live_kib, stores)
     print(f"kb_per_hibernated={own:.2f}")
 
 
