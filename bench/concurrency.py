@@ -1,4 +1,4 @@
-"""Many suspended runs in one process: memory per waiting run, and the time to answer them all.
+"""Many suspended runs in one process: memory per waiting run against the bare SDK's, and the time to answer them.
 
 What it measures
 ----------------
@@ -34,7 +34,20 @@ warmed up with 200 full round trips first:
   tracing is far too slow for 10,000): the same bytes attributed to source
   lines, (a) by the innermost frame inside elicitkit or the `mcp` SDK, and
   (b) by the innermost frame wherever it is; plus the heap still held per run
-  after the sample has been answered (what answered runs leave behind).
+  after the sample has been answered (what answered runs leave behind);
+- pass 4, the same work on both sides (2025-11-25): the bare `mcp` SDK and
+  elicitkit each hold `--runs` suspended calls of the same tool, `ask(tag)`,
+  whose body is `await ctx.elicit(msg, Word)` (bare) or
+  `await hitl.elicit(ctx, msg, Word)` (elicitkit, default in-memory store),
+  called all at once from one `Client(server, mode="legacy")` whose
+  `elicitation_callback` waits on an event, so that every call stays
+  suspended in the server until all its questions have reached the client.
+  Each side on a fresh server, warmed up with 200 full round trips, measured
+  as pass 2 is: tracemalloc with one frame, the heap allocated since the
+  calls started and still alive (after `gc.collect()`) once every question
+  has arrived, over `--runs`. The client lives in the same process, so its
+  side of each call (the pending `call_tool`, the callback's wait) is in both
+  figures alike; the ratio compares the two servers with that in common.
 
 How to run
 ----------
@@ -42,21 +55,27 @@ From the repository root::
 
     .venv/bin/python bench/concurrency.py                  # 10,000 runs, then 100,000 hibernating: minutes
     .venv/bin/python bench/concurrency.py --runs 2000 --sample 200 --hibernate 10000
+    .venv/bin/python bench/concurrency.py --runs 200 --sample 0 --hibernate 0   # a smoke run
 
 How to read it
 --------------
 The first table gives, per suspended run, the Python heap (tracemalloc) and the
 RSS growth; the second, the time to start and to answer all runs and the answer
-throughput. Then the biggest allocation sites per suspended run. DESIGN.md's
-target is "10,000 concurrently suspended runs in one process, a few KB each", read
-here as <= 8 KiB per run.
+throughput. Then the biggest allocation sites per suspended run. Then pass 4's
+table: heap per suspended 2025-11-25 call, bare SDK and elicitkit, and their
+difference. DESIGN.md's target is "10,000 concurrently suspended runs in one
+process, a few KB each", read here as <= 8 KiB per run.
 Then the hibernation phase (`bench/hibernation.py`, ``--hibernate`` questions
 on SQLite with ``--max-suspended`` bodies in memory) prints
 ``kb_per_hibernated=<x>``: RSS per hibernated run beyond the bare SDK's own
-growth per call, the live bodies counted at pass 2's figure.
-The last line is always ``kb_per_run=<x>``: pass 2's tracemalloc KiB per
-suspended run, two decimals. A missed target is reported, never a failing exit
-code.
+growth per call (a tool that asks nothing, same transport), the live bodies
+counted at pass 2's figure (issue 31's goal: <= 2).
+Then ``ratio_vs_bare=<x>``: pass 4, elicitkit's heap per suspended call over
+the bare SDK's, the same tool, client and era (issue 31's goal: <= 1.1), three
+decimals. The last line is always ``kb_per_run=<x>``: pass 2's tracemalloc KiB
+per suspended 2026-07-28 run (a hosted body waiting for its retry; the bare SDK
+has no such body to compare with), two decimals. A missed target is reported,
+never a failing exit code.
 """
 
 from __future__ import annotations
