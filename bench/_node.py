@@ -1,7 +1,7 @@
 """A server node for bench/cross_node.py and bench/throughput.py: streamable HTTP on 127.0.0.1, a free port.
 
     python bench/_node.py --store redis://127.0.0.1:PORT/0 --node NAME --secret S
-    python bench/_node.py --bare --node NAME            # the bare SDK: no elicitkit at all
+    python bench/_node.py --bare --node NAME --secret S  # the bare SDK: no elicitkit at all
 
 Prints `READY <port>` once it accepts connections. Modelled on tests/node_app.py.
 
@@ -9,8 +9,12 @@ Tools:
 
 - `ask(tag)` asks one question with `hitl.text` and returns `"<tag>=<answer>@<node>"`,
   so the caller can check that every run got its own answer and which node finished it;
-- `plain(tag)` asks nothing and returns `"<tag>@<node>"` (on a `--bare` node, the only tool);
-- `bench_stats(reset)` returns this node's server-side timings (ms) and clears them.
+- `ask2(tag)` asks two questions, one after the other, and returns `"<tag>=<first>+<second>@<node>"`; on a
+  `--bare` node it is the SDK's own 2026-07-28 way: two `Resolve` parameters, the second needing the first, so
+  each round asks one; the call is stateless (every round runs the resolvers again, the answers so far ride the
+  requestState, sealed with a key derived from `--secret` that both bare nodes share);
+- `plain(tag)` asks nothing and returns `"<tag>@<node>"`;
+- `bench_stats(reset)` (not on `--bare`) returns this node's server-side timings (ms) and clears them.
 
 Server-side timings, taken without touching elicitkit's source: the node wraps
 two of elicitkit's functions from the outside, in this process only.
@@ -27,16 +31,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import logging
 import os
 import socket
 import sys
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any
 
 import uvicorn
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.resolve import Elicit, Resolve
+from mcp.server.request_state import RequestStateSecurity
+from pydantic import BaseModel
 
 from elicitkit import Accepted, Elicitation
 from elicitkit._core.codec import decode_state
@@ -86,6 +94,15 @@ def build(store: str, node: str, secret: str) -> MCPServer:
         return f"{tag}={answer.data}@{node}"
 
     @server.tool()
+    async def ask2(tag: str, ctx: Context) -> str:
+        """Two questions, one after the other; the answers come back with the node that finished the run."""
+        first = await hitl.text(ctx, f"First word for {tag}?")
+        second = await hitl.text(ctx, f"Second word for {tag}?")
+        if not isinstance(first, Accepted) or not isinstance(second, Accepted):
+            return f"{tag}: not answered"
+        return f"{tag}={first.data}+{second.data}@{node}"
+
+    @server.tool()
     async def bench_stats(reset: bool = True) -> dict[str, list[float]]:
         """This node's server-side timings in ms (see the module docstring)."""
         snapshot = {k: list(v) for k, v in TIMINGS.items()}
@@ -104,9 +121,37 @@ def add_plain(server: MCPServer, node: str) -> None:
         return f"{tag}@{node}"
 
 
-def bare(node: str) -> MCPServer:
-    server = MCPServer("bare-sdk-bench")
+class Word(BaseModel):
+    """What `hitl.text` asks for, as a model: `{"value": str}`."""
+
+    value: str
+
+
+async def first_word(tag: str) -> Elicit[Word]:
+    return Elicit(f"First word for {tag}?", Word)
+
+
+async def second_word(tag: str, first: Annotated[Word, Resolve(first_word)]) -> Elicit[Word]:
+    """Needs the first answer, so it is asked in the round after it, as elicitkit's body asks its second."""
+    return Elicit(f"Second word for {tag}?", Word)
+
+
+def bare(node: str, secret: str) -> MCPServer:
+    """The bare SDK: `plain`, and `ask2` in the SDK's own 2026-07-28 way (stateless: resolvers run again on every
+    round, the answers so far ride the requestState, sealed with a key both nodes share)."""
+    security = RequestStateSecurity(keys=[hashlib.sha256(secret.encode()).digest()])
+    server = MCPServer("bare-sdk-bench", request_state_security=security)
     add_plain(server, node)
+
+    @server.tool()
+    async def ask2(
+        tag: str,
+        first: Annotated[Word, Resolve(first_word)],
+        second: Annotated[Word, Resolve(second_word)],
+    ) -> str:
+        """Two questions, one round each; the node that answers the last round finishes the call."""
+        return f"{tag}={first.value}+{second.value}@{node}"
+
     return server
 
 
@@ -115,13 +160,13 @@ async def main() -> None:
     parser.add_argument("--store")
     parser.add_argument("--node", required=True)
     parser.add_argument("--secret")
-    parser.add_argument("--bare", action="store_true", help="the bare SDK: no elicitkit, only the plain tool")
+    parser.add_argument("--bare", action="store_true", help="the bare SDK: no elicitkit (`plain` and `ask2`)")
     args = parser.parse_args()
-    if not args.bare and not (args.store and args.secret):
-        parser.error("--store and --secret are needed unless --bare")
+    if not args.secret or not (args.bare or args.store):
+        parser.error("--secret is needed, and --store unless --bare")
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     logging.getLogger("mcp").setLevel(logging.WARNING)
-    server = bare(args.node) if args.bare else build(args.store, args.node, args.secret)
+    server = bare(args.node, args.secret) if args.bare else build(args.store, args.node, args.secret)
     await serve(server.streamable_http_app())
 
 

@@ -6,6 +6,7 @@ import importlib
 import sys
 from pathlib import Path
 
+import anyio
 import pytest
 
 from elicitkit.stores import MemoryBroker, MemoryStore, SQLiteStore, open_store
@@ -58,6 +59,22 @@ async def test_a_redis_url_opens_the_redis_store_and_broker(redis_server: RedisS
         assert await store.get_run("run-1") == ("node-a", b"record")
         await store.delete_run("run-1")
     finally:
+        await store.aclose()
+        await broker.aclose()
+
+
+async def test_a_burst_of_more_redis_commands_than_pooled_connections_waits_for_one_instead_of_failing(
+    redis_server: RedisServer,
+) -> None:
+    store, broker = open_store(f"{redis_server.url}?max_connections=2")
+    try:
+        async with anyio.create_task_group() as tg:
+            for i in range(50):
+                tg.start_soon(store.put_run, f"burst-{i}", "node-a", b"record", 4e9)
+        assert [await store.get_run(f"burst-{i}") for i in range(50)] == [("node-a", b"record")] * 50
+    finally:
+        for i in range(50):
+            await store.delete_run(f"burst-{i}")
         await store.aclose()
         await broker.aclose()
 

@@ -84,7 +84,10 @@ def _connect(url: str) -> aioredis.Redis:
         )
     # RESP2 because, on RESP3 with its default maintenance notifications, redis-py 8 stops checking a pooled
     # connection before reusing it: the first command after a Redis restart failed on a closed connection.
-    return aioredis.Redis.from_url(url, protocol=2)
+    # A blocking pool: past its connections (100, or the URL's `max_connections`) a command waits for one to come
+    # free (up to 20 s, then StoreUnavailable) instead of failing at once, as a burst of calls made it do.
+    pool = aioredis.BlockingConnectionPool.from_url(url, protocol=2, max_connections=100)
+    return aioredis.Redis.from_pool(pool)  # the client owns the pool: closing it closes the connections
 
 
 def _text(value: bytes | str) -> str:

@@ -1,0 +1,68 @@
+"""The benchmarks that compare elicitkit with the bare SDK, small: they run, check every answer, and end with the
+figure the issue reads (the figures themselves mean nothing at this size)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.redis_server import MISSING
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def bench(name: str, *args: str, timeout: float) -> list[str]:
+    """Run bench/NAME.py with this checkout's code; its output lines (it checks every answer itself)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / f"{name}.py"), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout.strip().splitlines()
+
+
+def figure(line: str, name: str) -> float:
+    match = re.fullmatch(rf"{name}=(-?\d+\.\d+)", line)
+    assert match, line
+    return float(match[1])
+
+
+@pytest.mark.timeout(240)
+def test_concurrency_compares_the_same_suspended_calls_with_the_bare_sdk_and_ends_with_kb_per_run() -> None:
+    lines = bench(
+        "concurrency", "--runs", "60", "--concurrency", "20", "--sample", "0", "--hibernate", "0", timeout=230
+    )
+    assert any(line.startswith("bare SDK: `await ctx.elicit(...)`") for line in lines), "\n".join(lines)
+    assert figure(lines[-2], "ratio_vs_bare") > 0
+    assert figure(lines[-1], "kb_per_run") > 0
+
+
+@pytest.mark.timeout(240)
+def test_hibernation_holds_waiting_questions_on_sqlite_and_on_redis() -> None:
+    if shutil.which("redis-server") is None:
+        pytest.fail(MISSING)
+    lines = bench("hibernation", "--questions", "300", "--max-suspended", "50", "--answer", "20", timeout=230)
+    titles = [line for line in lines if line.startswith("hibernation (")]
+    assert [t.split(",")[0] for t in titles] == ["hibernation (SQLite", "hibernation (Redis"], "\n".join(lines)
+    assert all("300 questions waiting, 50 bodies in memory, 250 hibernated" in t for t in titles)
+    figure(lines[-1], "kb_per_hibernated")
+
+
+@pytest.mark.timeout(240)
+def test_throughput_pairs_elicitkit_with_the_bare_sdk_on_the_same_two_question_tool_and_ends_with_ratio() -> None:
+    if shutil.which("redis-server") is None:
+        pytest.fail(MISSING)
+    lines = bench("throughput", "--runs", "12", "--concurrency", "4", "--repeat", "2", timeout=230)
+    assert any("paired ratios" in line for line in lines), "\n".join(lines)
+    assert figure(lines[-1], "ratio") > 0
