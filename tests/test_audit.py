@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -12,6 +16,7 @@ from mcp import Client
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import StatusCode
 
+from elicitkit import _audit
 from tests.hook_scenes import ROUTE_IDS, ROUTES, ask, scene
 from tests.telemetry import Telemetry
 
@@ -132,3 +137,56 @@ async def test_metrics_count_open_questions_answers_by_route_and_time_to_answer(
     assert total("elicitkit.answers", route="mrtr", outcome="accept") == before + 1
     assert total("elicitkit.answer.duration", route="mrtr", outcome="accept") == timed + 1
     assert total("elicitkit.questions.open") == 0
+
+
+def unset_steps(*args: str) -> dict[str, dict[str, Any]]:
+    """Run tests/audit_unset.py in a fresh interpreter (this one has the SDK installed for good)."""
+    root = Path(__file__).parent.parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root / "src"), str(root)])}
+    env.pop("OTEL_PYTHON_TRACER_PROVIDER", None)
+    env.pop("OTEL_PYTHON_METER_PROVIDER", None)
+    done = subprocess.run(
+        [sys.executable, "-W", "error", str(root / "tests" / "audit_unset.py"), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    steps = [json.loads(line) for line in done.stdout.splitlines()]
+    return {step.pop("step"): step for step in steps}
+
+
+def test_with_nothing_to_record_a_question_has_no_trail_until_an_sdk_or_the_audit_log_is_on() -> None:
+    steps = unset_steps()
+    nothing = {"trails": 0, "exchanges": 0, "tracer calls": 0, "meter calls": 0, "spans": 0, "points": 0}
+    assert steps["nothing"] == {"recording": False, **nothing, "records": 0}
+    # The audit logger enabled for INFO, then not: each takes effect with the next question.
+    assert steps["audit log"]["recording"] is True
+    assert steps["audit log"]["records"] == 4  # asked and answered, on each era
+    assert steps["audit log"]["tracer calls"] == steps["audit log"]["meter calls"] == 0
+    assert steps["audit log off again"] == {"recording": False, **nothing, "records": 0}
+    # An SDK installed after elicitkit was imported and had asked: the next questions are spans and metrics.
+    assert steps["sdk"]["recording"] is True
+    assert steps["sdk"]["spans"] == 2
+    assert steps["sdk"]["points"] >= 1
+
+
+def test_the_apis_own_no_op_providers_record_nothing_and_cost_no_trail() -> None:
+    steps = unset_steps("--noop")
+    assert steps["no-op providers"] == {
+        "recording": False,
+        "trails": 0,
+        "exchanges": 0,
+        "tracer calls": 0,
+        "meter calls": 0,
+        "spans": 0,
+        "points": 0,
+        "records": 0,
+    }
+
+
+def test_the_opentelemetry_api_keeps_its_providers_where_elicitkit_looks_for_them() -> None:
+    # Else every question pays for the API's public getters, which look an environment variable up each time.
+    assert _audit._Sinks._FAST

@@ -14,7 +14,7 @@ import anyio
 from mcp.server.context import ServerRequestContext
 
 from elicitkit import _mcp
-from elicitkit._audit import Audited
+from elicitkit._audit import Audited, recording
 from elicitkit._core.kinds import Answer, Mode, Stage, new_id
 from elicitkit._engine.engine import Engine
 from elicitkit._engine.question import Asked, Question
@@ -110,6 +110,9 @@ class Asking:
         hooks = self.hooks if self.hooks.active else None
         run = self.engine.current_run()
         rctx = _mcp.request_context(ctx)  # read once: the SDK's Context makes every read cost microseconds
+        if hooks is None and not self.stages.validation_hooked and not recording():
+            # Nobody watches: no hook, no validation stage, no audit trail (see `_audit`). Nothing to tell.
+            return convert(question, await self.engine.asker.ask(ctx, run, question, limit, rctx))
         one = _Exchange(self, ctx, rctx, question, limit, convert, hooks, rewritable, run)
         question.watch(one.watch)
         if self.stages.validation_hooked:

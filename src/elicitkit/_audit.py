@@ -8,6 +8,9 @@ the question is sent, one with its outcome, each carrying a dict under the
 record's `audit` attribute. Metrics: questions open, answers by route and
 outcome, and time to answer. Without an OpenTelemetry SDK configured, spans
 and metrics are no-ops; without a handler on `elicitkit.audit`, so are logs.
+When none of them records (no SDK provider, or the API's no-op ones, and the
+`elicitkit.audit` logger not enabled for INFO), `recording()` says so and a
+question has no trail at all: nothing is built, called or allocated for it.
 
 Nothing secret is recorded: answers are recorded with `SecretStr` fields
 redacted (as `Accepted.content` has them), a third-party flow's callback
@@ -25,6 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from opentelemetry import metrics, trace
+from opentelemetry.metrics import _internal as metrics_api
 from opentelemetry.trace import INVALID_SPAN, Span, SpanKind, Status, StatusCode
 
 from elicitkit._core.kinds import Stage
@@ -32,7 +36,7 @@ from elicitkit._engine.question import Question
 from elicitkit._hookdata import Outcome, QuestionInfo
 from elicitkit._results import Accepted, Declined
 
-__all__ = ["Audited"]
+__all__ = ["Audited", "recording"]
 
 audit_log = logging.getLogger("elicitkit.audit")
 
@@ -49,10 +53,59 @@ _duration = _meter.create_histogram(
 )
 
 
-def _metering() -> bool:
-    """Whether a meter provider is configured: until one is, the API hands out a placeholder (its own class,
-    which the API does not export) whose instruments record nothing, and each question skips them."""
-    return type(metrics.get_meter_provider()).__name__ != "_ProxyMeterProvider"
+class _Sinks:
+    """Whether spans and metrics record, worked out again only when the API's global providers change.
+
+    The public getters look an environment variable up on every call until a provider is set (a raised and
+    caught KeyError each, microseconds: most of what a server without an SDK would pay per question), so the
+    providers are read from the API's own slots, None until one is set; the getters are called when those
+    change (they also load a provider the environment names). Should a later API move the slots, the getters
+    are called every time instead: slower, still right.
+    """
+
+    __slots__ = ("metering", "seen", "tracing")
+
+    _TRACE = vars(trace)
+    _METRICS = vars(metrics_api)
+    _FAST = "_TRACER_PROVIDER" in _TRACE and "_METER_PROVIDER" in _METRICS
+
+    def __init__(self) -> None:
+        self.seen: tuple[object, object] | None = None
+        self.tracing = False
+        self.metering = False
+
+    def check(self) -> _Sinks:
+        if self._FAST:
+            seen = self.seen
+            if (
+                seen is not None
+                and self._TRACE["_TRACER_PROVIDER"] is seen[0]
+                and self._METRICS["_METER_PROVIDER"] is seen[1]
+            ):
+                return self
+        tracer_provider, meter_provider = trace.get_tracer_provider(), metrics.get_meter_provider()
+        self.tracing = not isinstance(tracer_provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider)
+        # Until a meter provider is set, the API hands out a placeholder of its own (a class it does not export)
+        # whose instruments record nothing.
+        self.metering = not isinstance(meter_provider, metrics.NoOpMeterProvider) and (
+            type(meter_provider).__name__ != "_ProxyMeterProvider"
+        )
+        if self._FAST:
+            self.seen = (self._TRACE["_TRACER_PROVIDER"], self._METRICS["_METER_PROVIDER"])
+        return self
+
+
+_sinks = _Sinks()
+
+
+def recording() -> bool:
+    """Whether anything records a question's trail now: spans, metrics, or the `elicitkit.audit` logger at INFO.
+
+    Cheap enough to ask per question (a few dictionary reads); a provider set later, or a logging level changed,
+    counts from the next question on.
+    """
+    sinks = _sinks.check()
+    return sinks.tracing or sinks.metering or audit_log.isEnabledFor(logging.INFO)
 
 
 def _facts(question: QuestionInfo) -> dict[str, Any]:
@@ -91,10 +144,10 @@ class Audited:
         self._describe = describe
         self._started = time.monotonic()
         self._sent = False
-        self._metered = _metering()
+        sinks = _sinks.check()
+        self._metered = sinks.metering
         # Without an OpenTelemetry SDK there is nothing to record: skip even the no-op span.
-        tracing = not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
-        self._span: Span = _tracer.start_span("elicit", kind=SpanKind.INTERNAL) if tracing else INVALID_SPAN
+        self._span: Span = _tracer.start_span("elicit", kind=SpanKind.INTERNAL) if sinks.tracing else INVALID_SPAN
         if self._span.is_recording():
             info = describe()
             if info.tool is not None:

@@ -33,6 +33,7 @@ from elicitkit._core.journal import reusable_answer
 from elicitkit._core.kinds import Answer, RouteName
 from elicitkit._core.replies import Ruling
 from elicitkit._core.routing import NoRoute, RouteFacts, choose_route, explain
+from elicitkit._engine.deadlines import bounded, discard
 from elicitkit._engine.door import Door
 from elicitkit._engine.policy import Policy
 from elicitkit._engine.question import Question
@@ -304,13 +305,16 @@ class Asker:
                 self.registry.claim_session(question)
             if question.observable:
                 self.registry.track(question.id, question)
+        # One scope per question, which ending the wait cancels: its deadline (on the loop's one timer for every
+        # question's deadline), or an answer from elsewhere withdrawing the request in flight.
+        scope, timer = bounded(question.expires_at)
         try:
-            # One scope per question: its deadline is the timeout, and cancelling it withdraws the question.
-            with anyio.CancelScope(deadline=question.expires_at) as scope:
+            with scope:
                 if route is self.native:
                     question.withdrawable(scope)
                 await route.put(ctx, rctx, run, question)
         finally:
+            discard(timer)
             question.withdrawable(None)
             self.registry.forget(question)
             # The stored record must not outlive the question. (A link's record stays with its run: the journal

@@ -1,0 +1,165 @@
+"""One timer for the deadlines of every waiting question of a process.
+
+A question waits in a cancel scope that ending the wait cancels: its
+deadline, or an answer from elsewhere withdrawing the request in flight. Given
+its deadline, each scope would set a timer of its own on the event loop, made
+and cancelled once per question, though most are answered long before their
+timeout. Instead the deadlines of all waiting questions sit in one heap,
+watched by one loop timer set for the earliest: when it fires it cancels the
+scopes whose time has come, in the order of their deadlines, exactly as their
+own timers would have, and sets itself for the next. Questions that share a
+server's timeout come in the order of their deadlines, so a new one rarely
+moves the timer. One answered meanwhile cancels nothing from then on and
+leaves the heap at once from its top, or else with the next sweep (when
+ended entries come to outnumber waiting ones): the heap never holds more than
+twice what waits, and nothing once all have ended.
+
+`bounded(deadline)` gives a question its scope and entry, `discard(entry)`
+takes the entry back when the wait ends. The timer is asyncio's (one heap per
+running loop); on other backends each scope keeps its own deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import itertools
+import math
+import weakref
+from heapq import heapify, heappop, heappush
+from typing import Any
+
+import anyio
+
+__all__ = ["Deadlines", "Entry", "bounded", "discard", "here"]
+
+Entry = list[Any]
+"""`[deadline, order, scope, deadlines]` in the heap: a list, so that ending its wait can clear the scope (None)
+where it stands; `order` keeps equal deadlines in the order they came and spares comparing scopes."""
+
+_REASON = "deadline exceeded"  # what anyio says when a scope's own deadline cancels it
+
+
+class Deadlines:
+    """The deadlines of the questions waiting on one event loop, and the one timer that ends their waits."""
+
+    __slots__ = ("_armed", "_finished", "_heap", "_loop", "_order")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = weakref.ref(loop)  # the loop holds its timer, which holds this: no cycle through the loop
+        self._heap: list[Entry] = []
+        self._finished = 0
+        """Entries in the heap whose wait has ended, left where they stand until the top or a sweep reaches them."""
+        self._armed = math.inf
+        """When the earliest timer this has set will fire (`inf`: none is set)."""
+        self._order = itertools.count()
+
+    def __len__(self) -> int:
+        """Entries the heap holds (waiting, and ended ones not yet swept)."""
+        return len(self._heap)
+
+    @property
+    def waiting(self) -> int:
+        return len(self._heap) - self._finished
+
+    def add(self, deadline: float, scope: anyio.CancelScope) -> Entry | None:
+        """Cancel `scope` at `deadline` (loop time) unless `discard` comes first; None: there is nothing to discard
+        (no limit, or the deadline has passed and the scope is cancelled now, as entering it with one would)."""
+        if deadline == math.inf:
+            return None
+        loop = self._loop()
+        assert loop is not None  # called from a task on it
+        if loop.time() >= deadline:
+            scope.cancel(_REASON)
+            return None
+        entry: Entry = [deadline, next(self._order), scope, self]
+        heappush(self._heap, entry)
+        if deadline < self._armed:
+            # An earlier deadline than any the timer waits for. (A later timer set before stays: it finds nothing
+            # to do, or what is due by then; cancelling it would cost what one timer per question did.)
+            self._arm(loop, deadline)
+        return entry
+
+    def discard(self, entry: Entry) -> None:
+        """The wait `entry` bounds has ended: its deadline no longer cancels anything, and it leaves the heap."""
+        if entry[2] is None:
+            return  # its deadline came first
+        entry[2] = None
+        heap = self._heap
+        if heap[0] is entry:
+            heappop(heap)
+            self._drop_finished_top()
+            return
+        self._finished += 1
+        if self._finished * 2 > len(heap):
+            self._heap = [e for e in heap if e[2] is not None]
+            heapify(self._heap)
+            self._finished = 0
+
+    def _drop_finished_top(self) -> None:
+        heap = self._heap
+        while heap and heap[0][2] is None:
+            heappop(heap)
+            self._finished -= 1
+
+    def _fire(self, when: float) -> None:
+        if when == self._armed:
+            self._armed = math.inf
+        loop = self._loop()
+        if loop is None:
+            return
+        heap = self._heap
+        try:
+            now = loop.time()  # a timer may run a hair early (the loop's clock resolution): then it is set again
+            while heap and heap[0][0] <= now:
+                entry = heappop(heap)
+                scope = entry[2]
+                if scope is None:
+                    self._finished -= 1
+                    continue
+                entry[2] = None
+                scope.cancel(_REASON)
+        finally:
+            self._drop_finished_top()
+            if heap and heap[0][0] < self._armed:
+                self._arm(loop, heap[0][0])
+
+    def _arm(self, loop: asyncio.AbstractEventLoop, when: float) -> None:
+        self._armed = when
+        # In a context of its own: the asking task's would keep its run (and all it holds) alive until then.
+        loop.call_at(when, self._fire, when, context=contextvars.Context())
+
+
+_by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Deadlines] = weakref.WeakKeyDictionary()
+_last: list[Deadlines] = []  # the one used last, found without hashing its loop
+
+
+def bounded(deadline: float) -> tuple[anyio.CancelScope, Entry | None]:
+    """A cancel scope (to enter now) that `deadline` cancels, with its entry on the running loop's timer, for
+    `discard` once the wait ends (None: no entry, for no limit, or off asyncio where the scope keeps its own)."""
+    deadlines = here()
+    if deadlines is None:
+        return anyio.CancelScope(deadline=deadline), None
+    scope = anyio.CancelScope()  # cancelled before it is entered, it cancels on entry (a deadline that has passed)
+    return scope, deadlines.add(deadline, scope)
+
+
+def discard(entry: Entry | None) -> None:
+    """The wait `entry` bounds has ended (None: nothing to discard)."""
+    if entry is not None:
+        entry[3].discard(entry)
+
+
+def here() -> Deadlines | None:
+    """The running event loop's deadlines; None off asyncio, where each scope keeps its own deadline."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+    if _last and _last[0]._loop() is loop:
+        return _last[0]
+    found = _by_loop.get(loop)
+    if found is None:
+        found = _by_loop[loop] = Deadlines(loop)
+    _last[:] = [found]
+    return found
