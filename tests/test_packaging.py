@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import zipfile
@@ -94,3 +95,15 @@ def test_the_package_names_its_license_home_and_supported_pythons(dist: Path) ->
     assert pythons == {"3.11", "3.12", "3.13", "3.14"}
     assert "Typing :: Typed" in fields["Classifier"]
     assert fields["Requires-Python"] == [">=3.11"]
+
+
+def test_the_readme_on_pypi_has_no_relative_link_or_picture(dist: Path) -> None:
+    [wheel] = dist.glob("elicitkit-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        [metadata] = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+        description = archive.read(metadata).decode().split("\n\n", 1)[1]
+    assert "# elicitkit" in description
+    targets = re.findall(r"\]\(([^)\s]+)\)", description)
+    assert "https://raw.githubusercontent.com/elicitkit/elicitkit/main/docs/img/secure-form.png" in targets
+    assert "https://github.com/elicitkit/elicitkit/blob/main/docs/guide.md" in targets
+    assert [target for target in targets if not target.startswith("https://")] == []
