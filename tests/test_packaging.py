@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import zipfile
@@ -63,3 +64,46 @@ def test_elicitkit_demo_runs_from_a_fresh_virtualenv_with_only_the_built_package
         timeout=60,
     )
     assert api.returncode == 0, api.stderr
+
+
+def test_the_wheel_and_the_sdist_pass_twine_check_as_pypi_will_render_them(dist: Path) -> None:
+    artifacts = sorted(str(p) for p in dist.iterdir())
+    assert len(artifacts) == 2, artifacts
+    done = subprocess.run(
+        [sys.executable, "-m", "twine", "check", "--strict", *artifacts], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_package_names_its_license_home_and_supported_pythons(dist: Path) -> None:
+    [wheel] = dist.glob("elicitkit-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        [metadata] = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+        text = archive.read(metadata).decode()
+        assert any(n.endswith(".dist-info/licenses/LICENSE") for n in archive.namelist())
+    headers = [line.partition(": ") for line in text.split("\n\n")[0].splitlines()]
+    fields: dict[str, list[str]] = {}
+    for key, _, value in headers:
+        fields.setdefault(key, []).append(value)
+    assert fields["License-Expression"] == ["MIT"]
+    urls = dict(url.split(", ", 1) for url in fields["Project-URL"])
+    assert urls["Documentation"] == "https://elicitkit.github.io/elicitkit/"
+    assert {"Changelog", "Issues", "Source"} <= set(urls)
+    pythons = {
+        c.rpartition(":: ")[2] for c in fields["Classifier"] if c.startswith("Programming Language :: Python :: 3.")
+    }
+    assert pythons == {"3.11", "3.12", "3.13", "3.14"}
+    assert "Typing :: Typed" in fields["Classifier"]
+    assert fields["Requires-Python"] == [">=3.11"]
+
+
+def test_the_readme_on_pypi_has_no_relative_link_or_picture(dist: Path) -> None:
+    [wheel] = dist.glob("elicitkit-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        [metadata] = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+        description = archive.read(metadata).decode().split("\n\n", 1)[1]
+    assert "# elicitkit" in description
+    targets = re.findall(r"\]\(([^)\s]+)\)", description)
+    assert "https://raw.githubusercontent.com/elicitkit/elicitkit/main/docs/img/secure-form.png" in targets
+    assert "https://github.com/elicitkit/elicitkit/blob/main/docs/guide.md" in targets
+    assert [target for target in targets if not target.startswith("https://")] == []

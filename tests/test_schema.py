@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
+import sys
 import typing
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, NotRequired, Required
@@ -354,12 +355,25 @@ def test_a_type_that_is_not_a_form_is_refused() -> None:
         compile_schema(int)
 
 
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="pydantic reads typing.TypedDict from Python 3.12 on")
 def test_a_typing_typed_dict_is_refused_on_python_3_11() -> None:
     class Legacy(typing.TypedDict):
         name: str
 
     with pytest.raises(SchemaError, match=r"Cannot ask with 'Legacy'.*typing_extensions\.TypedDict"):
         compile_schema(Legacy)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="pydantic needs typing_extensions.TypedDict before 3.12")
+def test_a_typing_typed_dict_is_a_form_from_python_3_12_on() -> None:
+    class Modern(typing.TypedDict):
+        name: str
+
+    assert compile_schema(Modern).wire == {
+        "type": "object",
+        "properties": {"name": {"type": "string"}},
+        "required": ["name"],
+    }
 
 
 # --- raw dict schemas -------------------------------------------------------------------------

@@ -229,7 +229,12 @@ class Elicitation:
             lease=lease,
         )
         tokens = LinkTokens(secrets or None)
-        self._engine = Engine(policy, store=the_store, broker=broker, sealer=sealer, tokens=tokens)
+        # A SQLite file opened here from its URL is closed whenever the server stops serving (Redis keeps its
+        # connections and listeners for the next start; `aclose` closes them).
+        closes = isinstance(store, str) and durable_store(store) == "SQLite"
+        self._engine = Engine(
+            policy, store=the_store, broker=broker, sealer=sealer, tokens=tokens, close_store_when_stopped=closes
+        )
         self._hooks = Hooks()
         self._asking = Asking(self._engine, self._hooks, self.node_id, timeout=timeout, via=None)
         self._links = Links(

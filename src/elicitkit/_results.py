@@ -82,3 +82,4 @@ class Cancelled:
 
 
 ElicitationResult: TypeAlias = Accepted[T] | Declined | Cancelled
+"""What `elicit` and its helpers return: `Accepted[T]` (the answer in `.data`), `Declined` or `Cancelled`."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 import subprocess
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -124,7 +125,7 @@ def first_bytes_while_asked(db: Path, seen: list[int]) -> Any:
     """An answer that, while the person is being asked, notes the first byte of every record the store keeps."""
 
     def answer(params: ElicitRequestParams) -> ElicitResult:
-        with sqlite3.connect(db) as conn:
+        with closing(sqlite3.connect(db)) as conn:  # sqlite3's own `with` commits but leaves it open
             for table in ("runs", "questions", "journal"):
                 column = "entry" if table == "journal" else "record"
                 seen.extend(row[0][0] for row in conn.execute(f"SELECT {column} FROM {table}"))
@@ -225,7 +226,7 @@ async def test_elicitkit_serve_seals_with_the_secret_it_was_given_even_with_plai
     seen: list[int] = []
 
     def answer(params: ElicitRequestParams) -> ElicitResult:
-        with sqlite3.connect(db) as conn:
+        with closing(sqlite3.connect(db)) as conn:  # sqlite3's own `with` commits but leaves it open
             seen.extend(row[0][0] for row in conn.execute("SELECT record FROM runs"))
         return ElicitResult(action="decline")
 

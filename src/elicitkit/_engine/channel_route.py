@@ -86,13 +86,16 @@ class ChannelRoute:
         try:
             await question.reached("stored")
             if ref is None:
-                try:
-                    ref = await channel.post(prompt)
-                except ChannelRefused as exc:
-                    raise ElicitationNotSupported(
-                        f"The {via.channel} channel cannot show this question: {exc}"
-                    ) from None
-                await self.records.save_question(asked_as, replace(record, ref=ref), expires)
+                # Posted whole even if the question times out or the call is cancelled meanwhile (the channel's
+                # HTTP client bounds it): a message whose reference were lost could never be closed.
+                with anyio.CancelScope(shield=True):
+                    try:
+                        ref = await channel.post(prompt)
+                    except ChannelRefused as exc:
+                        raise ElicitationNotSupported(
+                            f"The {via.channel} channel cannot show this question: {exc}"
+                        ) from None
+                    await self.records.save_question(asked_as, replace(record, ref=ref), expires)
             await question.reached("sent")
             offer_task(run)  # a person elsewhere may take long: the client polls a task instead of waiting
             with anyio.move_on_after(question.expires_at - anyio.current_time()):

@@ -50,9 +50,19 @@ _SWEEP_EVERY = 60.0
 class Engine:
     """Runs, open questions, their durable records, and the requests attached to them."""
 
-    def __init__(self, policy: Policy, *, store: Store, broker: Broker, sealer: SealerLike, tokens: LinkTokens) -> None:
+    def __init__(
+        self,
+        policy: Policy,
+        *,
+        store: Store,
+        broker: Broker,
+        sealer: SealerLike,
+        tokens: LinkTokens,
+        close_store_when_stopped: bool = False,
+    ) -> None:
         self.policy = policy
         self.store = guarded(store)
+        self.close_store_when_stopped = close_store_when_stopped
         self.registry = Registry()
         self.records = Records(self.store, sealer, policy.node)
         self.cluster = Cluster(self.store, broker, sealer, policy.node)
@@ -88,6 +98,11 @@ class Engine:
         finally:
             if stopping:
                 self.registry.stopping -= 1
+            if self.close_store_when_stopped:
+                # The server stopped serving: the file's connection closes now, not whenever the garbage collector
+                # gets to it, and opens again if the server serves again.
+                with anyio.CancelScope(shield=True):
+                    await self.store.aclose()
 
     def _principal_of(self, run_id: str) -> str | Missing | None:
         run = self.registry.runs.get(run_id)  # any run: a channel answer may be for a run that is not hosted

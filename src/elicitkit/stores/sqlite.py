@@ -80,17 +80,9 @@ class SQLiteStore:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)
         self._lock = threading.Lock()
-        # One connection shared by the worker threads; `_lock` makes sure only one uses it at a time.
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        try:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            # In WAL mode NORMAL loses nothing when the process dies (only on power loss) and saves an fsync per write.
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(SCHEMA)
-            _migrate(self._db)
-        except BaseException:
-            self._db.close()
-            raise
+        # One connection shared by the worker threads; `_lock` makes sure only one uses it at a time. Opened now, so
+        # a file that cannot be used fails here; `aclose` closes it and the next operation opens it again.
+        self._db: sqlite3.Connection | None = _connect(self.path)
 
     async def put_run(self, run_id: str, owner: str, record: bytes, expires_at: float) -> None:
         await self._write(
@@ -238,7 +230,15 @@ class SQLiteStore:
         return await self._run(sweep)
 
     async def aclose(self) -> None:
-        await self._run(lambda db: db.close())
+        """Close the connection (at once, not when the garbage collector gets to it); using the store reopens it."""
+
+        def close() -> None:
+            with self._lock:
+                db, self._db = self._db, None
+                if db is not None:
+                    db.close()
+
+        await anyio.to_thread.run_sync(close)
 
     async def _read(self, sql: str, params: tuple[object, ...]) -> list[tuple[Any, ...]]:
         return await self._run(lambda db: db.execute(sql, params).fetchall())
@@ -249,6 +249,8 @@ class SQLiteStore:
     async def _run(self, operation: Callable[[sqlite3.Connection], T]) -> T:
         def locked() -> T:
             with self._lock:
+                if self._db is None:
+                    self._db = _connect(self.path)
                 return operation(self._db)
 
         return await anyio.to_thread.run_sync(locked)
@@ -262,6 +264,20 @@ _SPEND = (
 )
 _APPEND = "INSERT OR IGNORE INTO journal (run_id, seq, entry) VALUES (?, ?, ?)"
 _FORGET_QUESTION = "DELETE FROM questions WHERE id = ?"
+
+
+def _connect(path: str) -> sqlite3.Connection:
+    db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+    try:
+        db.execute("PRAGMA journal_mode=WAL")
+        # In WAL mode NORMAL loses nothing when the process dies (only on power loss) and saves an fsync per write.
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.executescript(SCHEMA)
+        _migrate(db)
+    except BaseException:
+        db.close()
+        raise
+    return db
 
 
 def _migrate(db: sqlite3.Connection) -> None:
