@@ -73,14 +73,11 @@ class Elicitation:
         server: the server to attach to: the SDK's `MCPServer`, or fastmcp's
             `FastMCP` (`pip install 'elicitkit[fastmcp]'`; its tools pass their
             fastmcp `Context` to `elicit` and the helpers).
-        timeout: seconds to wait for each answer unless a call says otherwise;
-            `None` waits without limit (a 2026-07-28 run still ends when the
-            client does not come back within `run_expiry`).
-        run_expiry: seconds a 2026-07-28 run waits for the client's retry
-            before it is cancelled and freed.
-        one_pending_per_session: when True, a new question cancels the
-            session's previous open one (whose `elicit` returns `Cancelled`);
-            by default questions are concurrent.
+        timeout: seconds to wait for each answer unless a call says otherwise; `None` waits without limit
+            (a 2026-07-28 run still ends when the client does not come back within `run_expiry`).
+        run_expiry: seconds a 2026-07-28 run waits for the client's retry before it is cancelled and freed.
+        one_pending_per_session: when True, a new question cancels the session's previous open one (whose
+            `elicit` returns `Cancelled`); by default questions are concurrent.
         fallback: what happens when the client cannot show the form:
             `"llm"` (the tool result asks the model to ask the person, who
             answers through the `fallback_tool` system tool), `"error"`
@@ -93,9 +90,8 @@ class Elicitation:
             for every form, `False` never. Links never go through it (docs/apps.md).
         client_overrides: what particular clients really show, whatever they declare (elicitation modes,
             elicitkit's view in the chat), matched on `clientInfo` name and version.
-        keepalive: seconds between progress notifications while a
-            2025-11-25 client shows a form (when the call has a progress
-            token); `None` turns them off.
+        keepalive: seconds between progress notifications while a 2025-11-25 client shows a form (when the
+            call has a progress token); `None` turns them off.
         store: where runs, journals and pending questions live: `"memory://"` (default; it warns at
             start-up where several nodes seem to serve), `"sqlite:///state.db"` (durable, one machine),
             `"redis://host:6379/0"` (many nodes), `"redis+cluster://host:6379"` (on a Redis Cluster), or a `Store`.
@@ -108,10 +104,9 @@ class Elicitation:
             order (several in one, whitespace-separated). Nodes sharing a store need the same one.
             At least 32 bytes each; a SQLite, Redis or your own store refuses
             to start without one (or with one set but empty).
-        plaintext_store: run a durable store without a secret on purpose:
-            what it keeps is stored in plaintext, and messages between nodes
-            are not signed (tests, local development). A secret, if one is
-            configured in the environment, still seals.
+        plaintext_store: run a durable store without a secret on purpose: what it keeps is stored in
+            plaintext, and messages between nodes are not signed (tests, local development). A secret, if one
+            is configured in the environment, still seals.
         node_id: this node's id (random by default; a restart is a new node).
         forward_timeout: seconds to wait for the owner of a run to acknowledge
             a forwarded answer before taking the run over.
@@ -229,8 +224,7 @@ class Elicitation:
             lease=lease,
         )
         tokens = LinkTokens(secrets or None)
-        # A SQLite file opened here from its URL is closed whenever the server stops serving (Redis keeps its
-        # connections and listeners for the next start; `aclose` closes them).
+        # A SQLite file opened here from its URL is closed whenever the server stops serving (Redis's stay open).
         closes = isinstance(store, str) and durable_store(store) == "SQLite"
         self._engine = Engine(
             policy, store=the_store, broker=broker, sealer=sealer, tokens=tokens, close_store_when_stopped=closes
