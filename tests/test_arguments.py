@@ -152,3 +152,30 @@ async def test_every_way_of_asking_refuses_bad_arguments_before_sending_anything
     assert len(refused) == 1 and error in refused[0]
     assert asked == []
     assert hitl.active_runs == 0
+
+
+async def test_a_message_built_from_the_callers_text_that_cannot_be_sent_ends_the_call_saying_why(
+    mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A lone surrogate arrives as JSON's "\ud800" in an argument the tool puts in its question: the call ends as a
+    # tool error that says why, never as an unexpected exception with a traceback in the server's log.
+    server = MCPServer("t")
+    hitl = Elicitation(server)
+
+    @server.tool()
+    async def deploy(version: str, ctx: Context) -> str:
+        answer = await hitl.confirm(ctx, f"Deploy {version}?")
+        return answer.action
+
+    async def nobody(context: Any, params: ElicitRequestParams) -> ElicitResult:
+        raise AssertionError("nothing may be asked")
+
+    with anyio.fail_after(10):
+        async with Client(server, mode=mode, elicitation_callback=nobody) as client:
+            result = await client.call_tool("deploy", {"version": "2.\ud8001"})
+    assert result.is_error
+    assert isinstance(result.content[0], TextContent)
+    assert result.content[0].text == (
+        "Error executing tool deploy: An elicitation's message must be Unicode text: it has a lone surrogate"
+    )
+    assert not [r for r in caplog.records if r.exc_info is not None]

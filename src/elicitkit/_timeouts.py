@@ -11,10 +11,13 @@ import enum
 import math
 from typing import Any
 
+from mcp.server.mcpserver.exceptions import ToolError
+
 __all__ = [
     "SERVER_DEFAULT",
     "LINK_LIFETIME_MAX",
     "MAX_MESSAGE",
+    "MessageRefused",
     "ServerDefault",
     "Timeout",
     "check_message",
@@ -64,13 +67,21 @@ MAX_MESSAGE = 20_000
 """Characters a question's message may have: a person reads it on a form, a page, an inbox or a chat message."""
 
 
+class MessageRefused(ToolError, ValueError):
+    """A message elicitkit will not send. A `ValueError`; also the SDK's `ToolError`, because a message often holds
+    the caller's own text (`f"Deploy {version}?"`): escaping a tool, it ends the call as an `isError` result that
+    says why, not as an unexpected exception logged with its traceback."""
+
+
 def check_message(message: Any) -> None:
     if not isinstance(message, str) or not message.strip():
-        raise ValueError("An elicitation needs a non-empty message")
+        raise MessageRefused("An elicitation needs a non-empty message")
     if len(message) > MAX_MESSAGE:
-        raise ValueError(f"An elicitation's message may have at most {MAX_MESSAGE:,} characters, not {len(message):,}")
+        raise MessageRefused(
+            f"An elicitation's message may have at most {MAX_MESSAGE:,} characters, not {len(message):,}"
+        )
     if not is_text(message):
-        raise ValueError("An elicitation's message must be Unicode text: it has a lone surrogate")
+        raise MessageRefused("An elicitation's message must be Unicode text: it has a lone surrogate")
 
 
 def is_text(text: str) -> bool:
