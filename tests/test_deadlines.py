@@ -196,35 +196,6 @@ async def test_every_answered_question_takes_its_deadline_with_it(mode: str) -> 
     assert len(deadlines()) == 0
 
 
-async def test_a_question_withdrawn_by_a_newer_one_ends_its_wait_at_once_and_leaves_no_deadline() -> None:
-    server, hitl = new_server(one_pending_per_session=True)
-    outcomes: dict[str, str] = {}
-
-    @server.tool()
-    async def ask(name: str, ctx: Context) -> str:
-        result = await hitl.text(ctx, name)
-        outcomes[name] = result.data if isinstance(result, Accepted) else result.action
-        return outcomes[name]
-
-    first_asked = anyio.Event()
-
-    async def person(context: Any, params: ElicitRequestParams) -> ElicitResult:
-        if params.message == "first":
-            first_asked.set()
-            await anyio.sleep_forever()
-        return ElicitResult(action="accept", content={"value": "second answer"})
-
-    async with Client(server, mode="legacy", elicitation_callback=person) as client:
-        with anyio.fail_after(5):
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(client.call_tool, "ask", {"name": "first"})
-                await first_asked.wait()
-                assert deadlines().waiting == 1
-                tg.start_soon(client.call_tool, "ask", {"name": "second"})
-    assert outcomes == {"first": "cancel", "second": "second answer"}
-    assert len(deadlines()) == 0
-
-
 async def test_a_cancelled_call_ends_its_question_at_once_and_leaves_no_deadline(transport: Transport) -> None:
     scene = watched_server(lambda hitl, ctx: hitl.confirm(ctx, "Wait?"))
     person = SlowHuman()

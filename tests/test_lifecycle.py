@@ -27,6 +27,7 @@ from elicitkit import (
     ElicitationTimeout,
 )
 from elicitkit._clients import declared_modes
+from elicitkit._engine.deadlines import Deadlines, here
 from elicitkit.testing import ScriptedHuman, accept
 from tests.scenes import Rounds, by_hand, new_server, settled, text_of, watched_server
 
@@ -43,6 +44,13 @@ class SlowHuman:
         self.asked.set()
         await anyio.sleep_forever()
         raise AssertionError("unreachable")
+
+
+def deadline_heap() -> Deadlines:
+    """The one timer's heap of this event loop (the tests run on asyncio)."""
+    found = here()
+    assert found is not None
+    return found
 
 
 async def test_no_answer_in_time_raises_elicitation_timeout_in_the_tool(mode: str) -> None:
@@ -181,7 +189,7 @@ def test_declared_modes_map_to_support(capability: ElicitationCapability | None,
     assert ("url" in modes) is url
 
 
-async def test_one_pending_per_session_cancels_the_previous_question() -> None:
+async def test_one_pending_per_session_cancels_the_previous_question_at_once_leaving_no_deadline() -> None:
     server, hitl = new_server(one_pending_per_session=True)
     outcomes: dict[str, str] = {}
 
@@ -204,8 +212,10 @@ async def test_one_pending_per_session_cancels_the_previous_question() -> None:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(client.call_tool, "ask", {"name": "first"})
                 await first_asked.wait()
+                assert deadline_heap().waiting == 1
                 tg.start_soon(client.call_tool, "ask", {"name": "second"})
     assert outcomes == {"first": "cancel", "second": "second answer"}
+    assert len(deadline_heap()) == 0  # the withdrawn question's deadline went with it
 
 
 async def test_questions_are_concurrent_by_default() -> None:
