@@ -15,7 +15,7 @@ from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, ElicitRequestParams, ElicitResult
 
 from elicitkit import Accepted, Ask, ElicitationTimeout, QuestionInfo
-from elicitkit._engine.deadlines import Deadlines, bounded, discard, here
+from elicitkit._engine.deadlines import Deadlines, bounded, discard, here, now
 from tests.scenes import Rounds, Transport, by_hand, connect, new_server, reached, settled, text_of, watched_server
 
 pytestmark = pytest.mark.anyio
@@ -123,6 +123,19 @@ async def test_a_deadline_already_past_cancels_on_entry_and_no_limit_sets_nothin
 
 def test_off_an_event_loop_there_is_no_shared_timer() -> None:
     assert here() is None
+
+
+async def test_deadlines_are_on_anyio_s_clock_and_their_scopes_are_anyio_s() -> None:
+    before = anyio.current_time()
+    read = now()
+    assert before <= read <= anyio.current_time()
+    scope, entry = bounded(now() + 0.05)
+    assert isinstance(scope, anyio.CancelScope)
+    assert entry is not None
+    with scope:
+        await anyio.sleep_forever()
+    assert scope.cancelled_caught
+    assert now() >= entry[0]
 
 
 # --- questions, both eras ----------------------------------------------------------------------------

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import anyio
 from mcp.server.context import ServerRequestContext
 
 from elicitkit import _mcp
 from elicitkit._audit import Audited, recording
 from elicitkit._core.kinds import Answer, Mode, Stage, new_id
+from elicitkit._engine.deadlines import now
 from elicitkit._engine.engine import Engine
 from elicitkit._engine.question import Asked, Question
 from elicitkit._engine.records import QuestionRecord
@@ -85,7 +85,7 @@ class Asking:
         limit = self.limit(timeout)
         question_id = new_id() if not self.stages.ids_hooked else self.question_id(ctx, message, "form")
         asked = Asked(question_id, message, schema, via=self.destination(via), task=task)
-        question = Question(asked, anyio.current_time() + limit)
+        question = Question(asked, now() + limit)
 
         def convert(asked: Question, answer: Answer) -> ElicitationResult[Any]:
             if answer.action == "accept":
@@ -244,7 +244,7 @@ class _Exchange:
         if not isinstance(ask.timeout, Unchanged):
             check_seconds(ask.timeout, "Ask(timeout=...)")
             self.limit = seconds(ask.timeout, None)
-            self.question.retime(anyio.current_time() + self.limit)
+            self.question.retime(now() + self.limit)
         self.question.reword(ask.message, schema)
         return self.describe()
 

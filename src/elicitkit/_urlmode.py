@@ -17,7 +17,6 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
-import anyio
 from mcp.shared.exceptions import UrlElicitationRequiredError
 from mcp_types import ElicitRequestURLParams
 from starlette.routing import Route
@@ -25,6 +24,7 @@ from starlette.routing import Route
 from elicitkit import _mcp
 from elicitkit._asking import Asking
 from elicitkit._core.kinds import Answer, is_id, new_id
+from elicitkit._engine.deadlines import now
 from elicitkit._engine.engine import Engine
 from elicitkit._engine.question import Asked, Question
 from elicitkit._errors import ElicitationError
@@ -204,7 +204,7 @@ class Links:
                 secret_fields=form.secret_fields,
                 via=chosen,
             )
-            question = Question(asked, anyio.current_time() + limit)
+            question = Question(asked, now() + limit)
             return await self.asking(ctx, question, limit, convert)
         question_id = self.asking.question_id(ctx, message, "url")
         token = self.tokens.mint(
@@ -264,7 +264,7 @@ class Links:
             secret_fields=schema.secret_fields,
             content_private=content_private,
         )
-        return Question(asked, anyio.current_time() + limit)
+        return Question(asked, now() + limit)
 
 
 def _link_expiry(limit: float) -> float:

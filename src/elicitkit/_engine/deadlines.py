@@ -16,7 +16,8 @@ twice what waits, and nothing once all have ended.
 
 `bounded(deadline)` gives a question its scope and entry, `discard(entry)`
 takes the entry back when the wait ends. The timer is asyncio's (one heap per
-running loop); on other backends each scope keeps its own deadline.
+running loop); on other backends each scope keeps its own deadline. `now()` is
+the clock those deadlines are on, read without anyio's per-call backend lookup.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from typing import Any
 
 import anyio
 
-__all__ = ["Deadlines", "Entry", "bounded", "discard", "here"]
+__all__ = ["Deadlines", "Entry", "bounded", "discard", "here", "now"]
 
 Entry = list[Any]
 """`[deadline, order, scope, deadlines]` in the heap: a list, so that ending its wait can clear the scope (None)
@@ -43,7 +44,7 @@ _REASON = "deadline exceeded"  # what anyio says when a scope's own deadline can
 class Deadlines:
     """The deadlines of the questions waiting on one event loop, and the one timer that ends their waits."""
 
-    __slots__ = ("_armed", "_finished", "_heap", "_loop", "_order")
+    __slots__ = ("_armed", "_finished", "_heap", "_loop", "_order", "scope_type")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = weakref.ref(loop)  # the loop holds its timer, which holds this: no cycle through the loop
@@ -53,6 +54,9 @@ class Deadlines:
         self._armed = math.inf
         """When the earliest timer this has set will fire (`inf`: none is set)."""
         self._order = itertools.count()
+        self.scope_type = type(anyio.CancelScope())
+        """The loop's own cancel scope class: made directly, a scope skips anyio's backend lookup (and a second
+        `__init__`) that `anyio.CancelScope()` costs each time."""
 
     def __len__(self) -> int:
         """Entries the heap holds (waiting, and ended ones not yet swept)."""
@@ -140,7 +144,7 @@ def bounded(deadline: float) -> tuple[anyio.CancelScope, Entry | None]:
     deadlines = here()
     if deadlines is None:
         return anyio.CancelScope(deadline=deadline), None
-    scope = anyio.CancelScope()  # cancelled before it is entered, it cancels on entry (a deadline that has passed)
+    scope = deadlines.scope_type()  # cancelled before it is entered, it cancels on entry (a deadline that has passed)
     return scope, deadlines.add(deadline, scope)
 
 
@@ -148,6 +152,16 @@ def discard(entry: Entry | None) -> None:
     """The wait `entry` bounds has ended (None: nothing to discard)."""
     if entry is not None:
         entry[3].discard(entry)
+
+
+def now() -> float:
+    """The event loop's clock, which deadlines are on: `anyio.current_time()`, which on asyncio is the running
+    loop's `time()`, read here without finding the backend first (microseconds on every question)."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return anyio.current_time()
+    return loop.time()
 
 
 def here() -> Deadlines | None:

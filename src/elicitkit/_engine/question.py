@@ -21,6 +21,7 @@ from mcp_types import ElicitRequestFormParams, ElicitRequestURLParams
 from elicitkit import _mcp
 from elicitkit._core.journal import digest_of
 from elicitkit._core.kinds import EXPIRES_AT_META, Answer, Mode, QuestionState, RouteName, Stage
+from elicitkit._engine.deadlines import now
 from elicitkit._engine.wake import Wake
 from elicitkit._errors import InvalidElicitationContent
 from elicitkit._schema import FormSchema, to_data
@@ -163,7 +164,7 @@ class Question:
 
     def expires_wall(self) -> float:
         """`expires_at` in seconds since the epoch, for stores and wire formats."""
-        return time.time() + (self.expires_at - anyio.current_time())
+        return time.time() + (self.expires_at - now())
 
     @property
     def wire_message(self) -> str:

@@ -33,7 +33,7 @@ from elicitkit._core.journal import reusable_answer
 from elicitkit._core.kinds import Answer, RouteName
 from elicitkit._core.replies import Ruling
 from elicitkit._core.routing import NoRoute, RouteFacts, choose_route, explain
-from elicitkit._engine.deadlines import bounded, discard
+from elicitkit._engine.deadlines import bounded, discard, now
 from elicitkit._engine.door import Door
 from elicitkit._engine.policy import Policy
 from elicitkit._engine.question import Question
@@ -326,7 +326,7 @@ class Asker:
                 and run.hosted
                 and route.name == "mrtr"
                 and question.mode == "form"
-                and not self.registry.kept_for_restart(run, question, anyio.current_time())
+                and not self.registry.kept_for_restart(run, question, now())
             ):
                 await self._close_record(run, question)
         if question.answer is None:
