@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
@@ -240,16 +241,23 @@ class FifoReader:
         self.name = name
         self._fd: int | None = fd
         self._pending = b""
+        self._ready: deque[bytes] = deque()
+        """Complete lines read off the FIFO and not yet handed on: a reader cancelled between two lines keeps the
+        rest for `rest()`, never dropping them with a generator's frame."""
 
     async def lines(self) -> AsyncIterator[bytes]:
         while self._fd is not None:
-            await anyio.wait_readable(self._fd)
-            for line in self._read():
-                yield line
+            if not self._ready:
+                await anyio.wait_readable(self._fd)
+                self._ready.extend(self._read())
+            while self._ready:
+                yield self._ready.popleft()
 
     def rest(self) -> list[bytes]:
-        """The complete lines written and not yet read (without waiting)."""
-        return self._read() if self._fd is not None else []
+        """The complete lines written and not yet handed on (without waiting)."""
+        left = list(self._ready)
+        self._ready.clear()
+        return left + self._read() if self._fd is not None else left
 
     def _read(self) -> list[bytes]:
         assert self._fd is not None

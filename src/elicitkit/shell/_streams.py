@@ -54,7 +54,9 @@ class Notifications:
 
     async def _progress_lines(self) -> None:
         async for line in self.folder.progress.lines():
-            await self._progress(line)
+            # A line taken is handed on whole: the tool exiting (which cancels this) must not cut off its send.
+            with anyio.CancelScope(shield=True):
+                await self._progress(line)
 
     async def _log_lines(self) -> None:
         async for line in self.folder.log.lines():
