@@ -568,8 +568,8 @@ async def test_sweeping_removes_what_expired_and_keeps_what_lives(store: Store, 
     swept = await store.sweep()
 
     # memory and SQLite count the run, its 2 journal entries, the question, the token and the heartbeat;
-    # Redis has already dropped all but the journal (its run was gone when it was written) natively.
-    assert swept == (2 if store_kind in EXPIRING else 6)
+    # Redis has dropped them all itself (the journal as it was written: its run was already gone).
+    assert swept == (0 if store_kind in EXPIRING else 6)
     assert await store.sweep() == 0
     assert await store.get_run("live") == ("node-a", b"record")
     assert await store.journal("live") == {0: b"kept"}
@@ -751,6 +751,35 @@ async def test_every_expiring_redis_key_carries_a_native_ttl(redis_server: Redis
         await store.aclose()
 
 
+async def test_a_redis_journal_never_outlives_its_run_and_sweeping_costs_nothing_however_many_wait(
+    redis_server: RedisServer,
+) -> None:
+    import redis.asyncio as aioredis
+
+    from elicitkit.stores.redis import RedisStore
+
+    prefix = unique_prefix()
+    store = RedisStore(redis_server.url, prefix=prefix)
+    raw = aioredis.Redis.from_url(redis_server.url)
+    try:
+        for i in range(300):  # waiting runs, each with a journal and a question
+            await store.put_run(f"run-{i}", "node-a", b"record", later())
+            await store.append_journal(f"run-{i}", 0, b"answer")
+            await store.put_question(f"q-{i}", f"run-{i}", b"question", later())
+        await store.append_journal("ended", 0, b"late")  # an answer journaled after its run was gone
+        assert await raw.exists(f"{prefix}journal:ended") == 0
+        assert 0 < await raw.pttl(f"{prefix}journal:run-7") <= await raw.pttl(f"{prefix}run:run-7")
+
+        scans = (await raw.info("commandstats")).get("cmdstat_scan", {}).get("calls", 0)
+        assert await store.sweep() == 0
+        # Nothing scanned, no script per run (the sweep used to run one for each run's journal and questions).
+        assert (await raw.info("commandstats")).get("cmdstat_scan", {}).get("calls", 0) == scans
+        assert await store.journal("run-7") == {0: b"answer"}
+    finally:
+        await raw.aclose()
+        await store.aclose()
+
+
 async def test_the_redis_run_questions_index_lives_as_long_as_its_longest_question(
     redis_server: RedisServer,
 ) -> None:
@@ -769,14 +798,14 @@ async def test_the_redis_run_questions_index_lives_as_long_as_its_longest_questi
 
         await store.delete_question("q-long")
         await store.put_question("q-gone", "run-1", b"gone", earlier())
-        assert await store.sweep() == 0
+        assert await store.run_questions("run-1") == {"q-short": b"short"}  # reading it forgets the dead id
         assert await raw.smembers(index) == {b"q-short"}
     finally:
         await raw.aclose()
         await store.aclose()
 
 
-async def test_the_redis_sweep_forgets_dead_ids_in_inbox_indexes(redis_server: RedisServer) -> None:
+async def test_a_redis_inbox_index_forgets_dead_ids_when_read(redis_server: RedisServer) -> None:
     import redis.asyncio as aioredis
 
     from elicitkit.stores.redis import RedisStore
@@ -790,7 +819,7 @@ async def test_the_redis_sweep_forgets_dead_ids_in_inbox_indexes(redis_server: R
         await store.put_inbox_entry("inbox-a", "e-gone", b"gone", earlier())
         assert await raw.smembers(index) == {b"e-live", b"e-gone"}
 
-        assert await store.sweep() == 0
+        assert await store.inbox_entries("inbox-a") == {"e-live": b"live"}  # reading it forgets the dead id
         assert await raw.smembers(index) == {b"e-live"}
     finally:
         await raw.aclose()

@@ -30,7 +30,8 @@ token, answered questions) in one step instead of one per part. All three also
 agree on what the protocols leave open (the contract tests pin it):
 
 - a run's journal lives as long as the run: `delete_run` removes it, and once
-  the run has expired `sweep()` does (Redis expires it with the run);
+  the run has expired `sweep()` does (Redis expires it with the run, and drops
+  a journal written for a run that is already gone);
 - a question expires on its own expiry, not its run's;
 - a task and each web inbox entry expire on their own expiry, and `delete_run`
   leaves them alone; an entry filed again under another inbox moves there;

@@ -21,7 +21,6 @@ __all__ = [
     "FILED_RECORDS",
     "UNFILE_RECORD",
     "TAKE_ROUND",
-    "DROP_ORPHAN_JOURNAL",
     "CLUSTER_DELETE_RUN",
     "CLUSTER_TAKE_ROUND",
     "CLUSTER_PUT_FILED",
@@ -71,11 +70,13 @@ local function unfile(key, id, field, index_prefix, only_in)
 end
 """
 
-# Gives a journal that just grew its run's remaining lifetime.
+# Gives a journal that just grew its run's remaining lifetime; a journal written for a run that is gone (it ended
+# or expired meanwhile) goes at once, as nothing will read it: no journal outlives its run.
 _JOURNAL_LIVES_WITH_RUN = """
 local function journal_lives_with_run(journal, run)
   local ttl = redis.call('PTTL', run)
-  if ttl > 0 then redis.call('PEXPIRE', journal, ttl) end
+  if ttl > 0 then redis.call('PEXPIRE', journal, ttl)
+  elseif ttl == -2 then redis.call('DEL', journal) end
 end
 """
 
@@ -177,14 +178,6 @@ UNFILE_RECORD = (
 unfile(KEYS[1], ARGV[3], ARGV[2], ARGV[1], ARGV[4])
 """
 )
-
-# KEYS: journal, run. Returns how many entries went with a journal whose run is gone.
-DROP_ORPHAN_JOURNAL = """
-if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
-local entries = redis.call('HLEN', KEYS[1])
-redis.call('DEL', KEYS[1])
-return entries
-"""
 
 # -- Redis Cluster ---------------------------------------------------------------------------------------------
 # On a cluster a script may only touch keys it is given in KEYS, all in one slot. A run's keys (run, journal,

@@ -1,9 +1,11 @@
 """Redis store and broker: state and messages shared by every node of a deployment.
 
 Needs redis-py (`pip install 'elicitkit[redis]'`) and Redis >= 6.2 (for `PXAT`).
-Every expiring key carries a native TTL, so Redis itself forgets expired runs,
-questions, tokens, heartbeats, tasks and inbox entries; `sweep()` only tidies
-indexes and orphaned journals. Operations that touch several keys run as Lua
+Every key carries a native TTL, so Redis itself forgets expired runs, their
+journals, questions, tokens, heartbeats, tasks and inbox entries, and `sweep()`
+has nothing to do: its cost never grows with the number of waiting runs. An
+index set lives as long as its longest-lived record and forgets a dead id when
+it is read. Operations that touch several keys run as Lua
 scripts, which Redis executes atomically. All keys and channels live under a
 prefix (`elicitkit:` unless told otherwise):
 
@@ -94,16 +96,11 @@ def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
 
-def _glob_escape(text: str) -> str:
-    return "".join("\\" + char if char in "\\*?[]" else char for char in text)
-
-
 class RedisStore:
     """A `Store` in the Redis at `url` (`redis://host:port/db`), with keys under `prefix`.
 
-    A run's journal lives as long as the run. `sweep()` deletes the journals of runs
-    that are gone and forgets dead question and inbox entry ids; it returns how many
-    journal entries went (everything else expires natively). Raises
+    A run's journal lives as long as the run (a journal written for a run that is gone
+    goes at once); everything expires natively, so `sweep()` does nothing. Raises
     `redis.exceptions.RedisError` (e.g. `ConnectionError`) when Redis cannot be reached.
     """
 
@@ -120,7 +117,6 @@ class RedisStore:
         self._filed_records = script(scripts.FILED_RECORDS)
         self._unfile_record = script(scripts.UNFILE_RECORD)
         self._take_round = script(scripts.TAKE_ROUND)
-        self._drop_orphan_journal = script(scripts.DROP_ORPHAN_JOURNAL)
 
     def _open(self, url: str) -> aioredis.Redis | aioredis.RedisCluster:
         return _connect(url)
@@ -244,19 +240,8 @@ class RedisStore:
         return bool(await self._redis.exists(self._key("node", node)))
 
     async def sweep(self) -> int:
-        swept = 0
-        for filing in (_QUESTIONS, _INBOX):
-            async for _, group in self._scan(filing.index):
-                await self._filed(filing, group)
-        async for key, run_id in self._scan("journal"):
-            swept += int(await self._drop_orphan_journal(keys=[key, self._key("run", run_id)]))
-        return swept
-
-    async def _scan(self, kind: str) -> AsyncIterator[tuple[bytes, str]]:
-        """Every key of `kind`, with the id it names."""
-        prefix = self._key(kind, "")
-        async for key in self._redis.scan_iter(match=_glob_escape(prefix) + "*", count=1000):
-            yield key, key.removeprefix(prefix.encode()).decode()
+        """Nothing to sweep: every key expires natively, and an index forgets a dead id when it is read."""
+        return 0
 
     async def aclose(self) -> None:
         await self._redis.aclose()

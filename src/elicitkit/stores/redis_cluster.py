@@ -51,7 +51,6 @@ from elicitkit.stores.redis import (
     RedisStore,
     _expiry_arg,
     _Filing,
-    _glob_escape,
     _text,
 )
 
@@ -149,11 +148,6 @@ class RedisClusterStore(RedisStore):
     async def _delete_records(self, filing: _Filing, ids: Sequence[str | bytes]) -> None:
         if ids:  # one DEL per slot: redis-py splits a multi-key DEL by slot on a cluster
             await self._redis.delete(*(self._key(filing.record, _text(record_id)) for record_id in ids))
-
-    async def _scan(self, kind: str) -> AsyncIterator[tuple[bytes, str]]:
-        prefix = f"{self.prefix}{kind}:{{"
-        async for key in self._redis.scan_iter(match=_glob_escape(prefix) + "*", count=1000):
-            yield key, key.removeprefix(prefix.encode()).removesuffix(b"}").decode()
 
     async def _file(self, filing: _Filing, record_id: str, group: str, record: bytes, expires_at: float) -> None:
         expiry = _expiry_arg(expires_at)
