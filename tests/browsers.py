@@ -15,7 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.async_api import Browser, BrowserContext, Page, async_playwright
+from playwright.async_api import Browser, BrowserContext, Page, async_playwright, expect
+
+# How long an `expect(...)` waits for the page to show something (Playwright's own default is 5 s): Chromium shares
+# two cores with the servers under test and the rest of the suite, and a question's round trip through the tool
+# under that load has taken longer than 5 s (the view's Cancel, seen on Python 3.12).
+expect.set_options(timeout=20_000)
 
 CHROMIUM = Path("/usr/bin/chromium")
 # What this machine's Chromium needs to start headless and quietly (no sandbox as root, no calls home).

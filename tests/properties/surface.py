@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 import httpx
 import uvicorn
@@ -133,10 +133,10 @@ class Surface:
             headers["mcp-session-id"] = self.session
         if era == CURRENT and isinstance(message, dict):
             method, params = message.get("method"), message.get("params")
-            if isinstance(method, str) and method.isascii() and method.isprintable():
+            if _header_value(method):
                 headers["mcp-method"] = method
             name = params.get("name") if isinstance(params, dict) else None
-            if isinstance(name, str) and name.isascii() and name.isprintable():
+            if _header_value(name):
                 headers["mcp-name"] = name
         return headers
 
@@ -181,3 +181,9 @@ def serving(server: MCPServer) -> Iterator[Surface]:
         url = stack.enter_context(portal.wrap_async_context_manager(serve_http(server)))
         http = stack.enter_context(httpx.Client(timeout=30))
         yield Surface(url, http, trouble)
+
+
+def _header_value(text: object) -> TypeGuard[str]:
+    """Whether `text` can be sent as an HTTP header's value, as a client mirrors a method or tool name into one:
+    visible ASCII, inner spaces allowed but none at either end (HTTP trims them; h11 refuses to send them)."""
+    return isinstance(text, str) and text.isascii() and text.isprintable() and text == text.strip(" ")

@@ -268,6 +268,15 @@ def test_any_message_gets_its_result_or_a_clear_error(surface: Surface, era: Era
         still_serving(surface, era)
 
 
+@ERAS
+@pytest.mark.parametrize("method", [" ", "tools/call ", " tools/list", "\ttools/list"])
+def test_a_method_with_spaces_at_its_ends_gets_a_clear_error(surface: Surface, era: Era, method: str) -> None:
+    # Found by the property above: such a method cannot ride the `Mcp-Method` header, so it goes without it.
+    message = {"jsonrpc": "2.0", "id": 7, "method": method, "params": {"name": "ask", "arguments": {}}}
+    answer = assert_answered(surface, message, surface.send(message, era))
+    assert answer is not None and "error" in answer, answer
+
+
 @settings(max_examples=250)
 @given(data=st.data())
 def test_a_2026_retry_with_generated_answers_and_state_is_answered_and_takes_only_a_fitting_answer(
