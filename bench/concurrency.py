@@ -86,6 +86,7 @@ import linecache
 import logging
 import os
 import platform
+import secrets
 import sys
 import time
 import tracemalloc
@@ -101,6 +102,7 @@ import anyio
 from mcp import Client
 from mcp.client.session import ClientRequestContext
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.request_state import RequestStateSecurity
 from mcp_types import CallToolResult, ElicitRequestParams, ElicitResult, InputRequiredResult, TextContent
 from pydantic import BaseModel
 
@@ -120,8 +122,13 @@ Handle = tuple[str, str]
 # -- the server and the two halves of a round trip ------------------------------
 
 
-def build(**options: Any) -> tuple[MCPServer, Elicitation]:
-    server = MCPServer("bench-concurrency")
+def build(*, request_state_ttl: float | None = None, **options: Any) -> tuple[MCPServer, Elicitation]:
+    """The bench's server; `request_state_ttl`: how long a 2026-07-28 round may wait for its retry (the SDK's
+    600 s by default, which also caps `run_expiry`)."""
+    security = None
+    if request_state_ttl is not None:
+        security = RequestStateSecurity(keys=[secrets.token_bytes(32)], ttl=request_state_ttl)
+    server = MCPServer("bench-concurrency", request_state_security=security)
     hitl = Elicitation(server, **options)
 
     @server.tool()

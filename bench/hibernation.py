@@ -31,7 +31,11 @@ The tool is `bench/concurrency.py`'s `ask`: one question, the answer back.
 
 A million (`--questions 1000000`) is meant to run: the driver keeps one
 handle per call (about half a KiB), nothing per call besides; expect a few GiB
-of RSS in all and roughly the per-call start time times a million per store.
+of RSS in all and roughly the per-call start time times a million per store
+(about an hour each here). Every question waits until the bench answers it:
+no question timeout, and a `requestState` TTL and `run_expiry` of a day, where
+the defaults (300 s, 600 s) would let the first questions expire long before
+the last is asked.
 
 How to run
 ----------
@@ -72,6 +76,8 @@ from mcp.server.mcpserver import MCPServer
 from tests.redis_server import RedisServer
 
 Store = Literal["sqlite", "redis"]
+WAIT = 86_400.0
+"""How long a waiting question may wait here: longer than starting a million of them takes."""
 STORES: tuple[Store, ...] = ("sqlite", "redis")
 
 
@@ -111,7 +117,16 @@ async def measure(store: Store, questions: int, max_suspended: int, concurrency:
             url = redis.url
         try:
             # Unsealed on purpose, as the published figures were measured; sealing adds 32 bytes a record.
-            server, hitl = build(store=url, max_suspended=max_suspended, plaintext_store=True)
+            # Every question waits until the bench answers it, however long starting them all takes (a million
+            # take about an hour here): no question timeout, and a round and its run may wait a day.
+            server, hitl = build(
+                store=url,
+                max_suspended=max_suspended,
+                plaintext_store=True,
+                timeout=None,
+                run_expiry=WAIT,
+                request_state_ttl=WAIT,
+            )
             async with connect(server) as client:
                 await warm_up(client, concurrency)
                 gc.collect()
