@@ -1,7 +1,7 @@
 """Redis store and broker: state and messages shared by every node of a deployment.
 
 Needs redis-py (`pip install 'elicitkit[redis]'`) and Redis >= 6.2 (for `PXAT`).
-Every key carries a native TTL, so Redis itself forgets expired runs, their
+Every expiring key carries a native TTL, so Redis itself forgets expired runs, their
 journals, questions, tokens, heartbeats, tasks and inbox entries, and `sweep()`
 has nothing to do: its cost never grows with the number of waiting runs. An
 index set lives as long as its longest-lived record and forgets a dead id when
