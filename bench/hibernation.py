@@ -44,6 +44,8 @@ phase of `bench/concurrency.py`::
 
     .venv/bin/python bench/hibernation.py                   # 100,000 questions, SQLite then Redis: minutes
     .venv/bin/python bench/hibernation.py --questions 1000000 --store sqlite
+    .venv/bin/python bench/hibernation.py --questions 1000000 --bare          # the bare SDK's part, once
+    .venv/bin/python bench/hibernation.py --questions 1000000 --store redis --bare-kib <what --bare printed>
     .venv/bin/python bench/hibernation.py --questions 3000 --max-suspended 300 --answer 100   # a smoke run
 
 The last line is ``kb_per_hibernated=<x>``: KiB of RSS per hibernated run,
@@ -233,9 +235,14 @@ def phase(
     answered: int,
     live_kib: float,
     stores: tuple[Store, ...] = ("sqlite",),
+    bare: float | None = None,
 ) -> float:
-    """Measure and report each store; elicitkit's KiB per hibernated run on the first."""
-    bare = bare_in_fresh_process(questions, concurrency)
+    """Measure and report each store; elicitkit's KiB per hibernated run on the first.
+
+    `bare` is the bare SDK's RSS growth per call if already measured (`--bare` prints it); else it is measured first.
+    """
+    if bare is None:
+        bare = bare_in_fresh_process(questions, concurrency)
     own: list[float] = []
     for i, store in enumerate(stores):
         if i:
@@ -260,6 +267,11 @@ def main(argv: list[str] | None = None) -> None:
         help="where hibernated runs wait: sqlite, redis (a redis-server on a free port), or both (default)",
     )
     parser.add_argument("--bare", action="store_true", help="only the bare SDK's growth per call (a fresh process)")
+    parser.add_argument(
+        "--bare-kib",
+        type=float,
+        help="the bare SDK's growth per call as `--bare` printed it for as many questions: skips measuring it again",
+    )
     args = parser.parse_args(argv)
     if args.bare:
         print(f"bare_kib_per_call={anyio.run(bare_growth, args.questions, args.concurrency):.3f}")
@@ -267,7 +279,7 @@ def main(argv: list[str] | None = None) -> None:
     logging.getLogger("mcp").setLevel(logging.WARNING)
     logging.getLogger("elicitkit").setLevel(logging.WARNING)
     stores = STORES if args.store == "both" else (args.store,)
-    own = phase(args.questions, args.max_suspended, args.concurrency, args.answer, args.live_kib, stores)
+    own = phase(args.questions, args.max_suspended, args.concurrency, args.answer, args.live_kib, stores, args.bare_kib)
     print(f"kb_per_hibernated={own:.2f}")
 
 
