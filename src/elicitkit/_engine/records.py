@@ -121,11 +121,20 @@ class Records:
 
     # -- sealing, and the one ownership check --------------------------------------------
 
-    def _seal(self, principal: str | None, value: dict[str, Any], aad: str, *, owned: bool = True) -> bytes:
-        """Seal `value` (a dict the caller built for this: an owned record gets its principal added)."""
+    def _seal(
+        self, principal: str | None, value: dict[str, Any], aad: str, *, owned: bool = True, encoded: str = ""
+    ) -> bytes:
+        """Seal `value` (a dict the caller built for this: an owned record gets its principal added).
+
+        `encoded` holds more members already serialised (`"name":<json>`), such as a schema that many questions
+        share and that is serialised once.
+        """
         if owned:
             value["p"] = principal
-        return self.sealer.seal(principal, json.dumps(value, separators=(",", ":")).encode(), aad=aad.encode())
+        text = json.dumps(value, separators=(",", ":"))
+        if encoded:
+            text = f"{text[:-1]},{encoded}}}" if value else f"{{{encoded}}}"
+        return self.sealer.seal(principal, text.encode(), aad=aad.encode())
 
     def _opened(self, principal: str | None, sealed: bytes, aad: str, *, owned: bool = True) -> dict[str, Any] | None:
         """The record's value when it belongs to `principal`; None when sealed for another or altered.
@@ -143,15 +152,20 @@ class Records:
 
     # -- runs ------------------------------------------------------------------------------
 
-    async def save_run(self, run_id: str, principal: str | None, record: RunRecord, ttl: float) -> None:
+    def _sealed_run(self, run_id: str, principal: str | None, record: RunRecord) -> bytes:
         value = {"tool": record.tool, "arguments": record.arguments, "mrtr": record.mrtr}
-        await self.store.put_run(run_id, self.node, self._seal(principal, value, f"run:{run_id}"), time.time() + ttl)
+        return self._seal(principal, value, f"run:{run_id}")
+
+    async def save_run(self, run_id: str, principal: str | None, record: RunRecord, ttl: float) -> None:
+        await self.store.put_run(run_id, self.node, self._sealed_run(run_id, principal, record), time.time() + ttl)
 
     async def keep_run(self, run: Run, ttl: float) -> None:
         """Write (or renew) a hosted run's record, so other requests and nodes find it; from now on its end
-        deletes it."""
+        deletes it. Its tool, arguments and era never change: it is sealed once, and renewals write those bytes."""
         until = time.time() + ttl
-        await self.save_run(run.id, run.principal, RunRecord(run.tool, run.arguments, run.mrtr), ttl)
+        if run.record is None:
+            run.record = self._sealed_run(run.id, run.principal, RunRecord(run.tool, run.arguments, run.mrtr))
+        await self.store.put_run(run.id, self.node, run.record, until)
         run.mark_stored(until)
 
     async def load_run(self, run_id: str, principal: str | None) -> tuple[str, RunRecord] | None:
@@ -187,13 +201,15 @@ class Records:
 
     # -- questions -------------------------------------------------------------------------
 
-    async def save_question(self, question_id: str, record: QuestionRecord, expires_at: float) -> None:
+    async def save_question(
+        self, question_id: str, record: QuestionRecord, expires_at: float, *, schema_text: str | None = None
+    ) -> None:
+        """`schema_text`: `record.schema` already serialised (`FormSchema.wire_text`), when the caller has it."""
         value: dict[str, Any] = {
             "run": record.run_id,
             "seq": record.seq,
             "digest": record.digest,
             "message": record.message,
-            "schema": record.schema,
             "route": record.route,
             "mode": record.mode,
             "secret": list(record.secret),
@@ -204,7 +220,10 @@ class Records:
             value.update(
                 via=record.via, ref=record.ref, node=record.node, tool=record.tool, h=record.hosted, e=expires_at
             )
-        sealed = self._seal(record.principal, value, f"question:{question_id}")
+        if schema_text is None:
+            value["schema"] = record.schema
+        encoded = "" if schema_text is None else f'"schema":{schema_text}'
+        sealed = self._seal(record.principal, value, f"question:{question_id}", encoded=encoded)
         await self.store.put_question(question_id, record.run_id, sealed, expires_at)
 
     async def save_pending(self, run: Run, question: Question, expires_at: float) -> None:
@@ -223,7 +242,7 @@ class Records:
             observable=question.observable,
             content_private=question.asked.content_private,
         )
-        await self.save_question(question.id, record, expires_at)
+        await self.save_question(question.id, record, expires_at, schema_text=question.schema.wire_text())
 
     def _question(self, question_id: str, principal: str | None, sealed: bytes) -> QuestionRecord | None:
         value = self._opened(principal, sealed, f"question:{question_id}")

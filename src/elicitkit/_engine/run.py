@@ -73,6 +73,7 @@ class Run:
         "principal",
         "rctx",
         "rebuilt",
+        "record",
         "round",
         "scope",
         "stale",
@@ -112,6 +113,8 @@ class Run:
         """Its record is in the store (written once something outside its request may look for it)."""
         self.stored_until = 0.0
         """When the record this node last wrote expires (epoch seconds; 0: not known to be written)."""
+        self.record: bytes | None = None
+        """Its record as first sealed: what it holds never changes, so renewing it writes the same bytes."""
         self.pending: dict[str, Question] = {}
         self.final: Final | None = None
         self.round = Round()

@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import enum
+import json
 import types
 import typing
 from collections import OrderedDict
@@ -83,6 +84,7 @@ class FormSchema:
     fast_check: Any = field(default=None, init=False, repr=False)
     """Built on first use by `validate.check_content`: a quick yes/no for answers that fit."""
     _canonical: str | None = field(default=None, init=False, repr=False)
+    _text: str | None = field(default=None, init=False, repr=False)
 
     def canonical(self) -> str:
         """`wire` as the journal's digest reads it, serialised once per schema."""
@@ -90,6 +92,14 @@ class FormSchema:
             object.__setattr__(self, "_canonical", canonical_schema(self.wire))
         assert self._canonical is not None
         return self._canonical
+
+    def wire_text(self) -> str:
+        """`wire` as compact JSON in its own key order (fields stay in the order they were written), serialised
+        once per schema: what a stored question record holds."""
+        if self._text is None:
+            object.__setattr__(self, "_text", json.dumps(self.wire, separators=(",", ":")))
+        assert self._text is not None
+        return self._text
 
     def requested(self, version: str | None = None) -> dict[str, Any]:
         """The `requestedSchema` for a client that negotiated `version` (None: the current revision).
