@@ -2,6 +2,7 @@
 
     python bench/_node.py --store redis://127.0.0.1:PORT/0 --node NAME --secret S
     python bench/_node.py --bare --node NAME --secret S  # the bare SDK: no elicitkit at all
+    python bench/_node.py --bare --once redis://127.0.0.1:PORT/0 --node NAME --secret S  # each round taken once
 
 Prints `READY <port>` once it accepts connections. Modelled on tests/node_app.py.
 
@@ -12,7 +13,9 @@ Tools:
 - `ask2(tag)` asks two questions, one after the other, and returns `"<tag>=<first>+<second>@<node>"`; on a
   `--bare` node it is the SDK's own 2026-07-28 way: two `Resolve` parameters, the second needing the first, so
   each round asks one; the call is stateless (every round runs the resolvers again, the answers so far ride the
-  requestState, sealed with a key derived from `--secret` that both bare nodes share);
+  requestState, sealed with a key derived from `--secret` that both bare nodes share); with `--once`, a round's
+  requestState is taken once across both nodes (`SET NX` of its digest in that Redis, before the SDK opens it),
+  so a retry sent twice, or replayed, is refused: what elicitkit does with every round;
 - `plain(tag)` asks nothing and returns `"<tag>@<node>"`;
 - `bench_stats(reset)` (not on `--bare`) returns this node's server-side timings (ms) and clears them.
 
@@ -136,11 +139,14 @@ async def second_word(tag: str, first: Annotated[Word, Resolve(first_word)]) -> 
     return Elicit(f"Second word for {tag}?", Word)
 
 
-def bare(node: str, secret: str) -> MCPServer:
+def bare(node: str, secret: str, once: str | None = None) -> MCPServer:
     """The bare SDK: `plain`, and `ask2` in the SDK's own 2026-07-28 way (stateless: resolvers run again on every
-    round, the answers so far ride the requestState, sealed with a key both nodes share)."""
+    round, the answers so far ride the requestState, sealed with a key both nodes share). `once`: a Redis URL
+    where each round's requestState is taken once."""
     security = RequestStateSecurity(keys=[hashlib.sha256(secret.encode()).digest()])
     server = MCPServer("bare-sdk-bench", request_state_security=security)
+    if once is not None:
+        server.middleware.insert(0, taken_once(once))  # outermost: it sees the sealed requestState as sent
     add_plain(server, node)
 
     @server.tool()
@@ -155,18 +161,42 @@ def bare(node: str, secret: str) -> MCPServer:
     return server
 
 
+ONCE_TTL = 600
+"""How long a taken round is remembered: the SDK's requestState TTL, after which it cannot be opened anyway."""
+
+
+def taken_once(url: str) -> Any:
+    """Middleware that refuses a `tools/call` whose requestState was taken before, on any node sharing `url`."""
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import INVALID_PARAMS
+    from redis.asyncio import Redis
+
+    redis = Redis.from_url(url)
+
+    async def middleware(ctx: Any, call_next: Any) -> Any:
+        state = (ctx.params or {}).get("requestState") if ctx.method == "tools/call" else None
+        if isinstance(state, str):
+            digest = hashlib.sha256(state.encode()).hexdigest()[:32]
+            if not await redis.set(f"round:{digest}", b"1", nx=True, ex=ONCE_TTL):
+                raise MCPError(code=INVALID_PARAMS, message="This requestState was already used")
+        return await call_next(ctx)
+
+    return middleware
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--store")
     parser.add_argument("--node", required=True)
     parser.add_argument("--secret")
     parser.add_argument("--bare", action="store_true", help="the bare SDK: no elicitkit (`plain` and `ask2`)")
+    parser.add_argument("--once", help="with --bare: a Redis URL where each round's requestState is taken once")
     args = parser.parse_args()
     if not args.secret or not (args.bare or args.store):
         parser.error("--secret is needed, and --store unless --bare")
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     logging.getLogger("mcp").setLevel(logging.WARNING)
-    server = bare(args.node, args.secret) if args.bare else build(args.store, args.node, args.secret)
+    server = bare(args.node, args.secret, args.once) if args.bare else build(args.store, args.node, args.secret)
     await serve(server.streamable_http_app())
 
 

@@ -64,5 +64,14 @@ def test_throughput_pairs_elicitkit_with_the_bare_sdk_on_the_same_two_question_t
     if shutil.which("redis-server") is None:
         pytest.fail(MISSING)
     lines = bench("throughput", "--runs", "12", "--concurrency", "4", "--repeat", "2", timeout=230)
-    assert any("paired ratios" in line for line in lines), "\n".join(lines)
+    assert any("paired ratios, elicitkit / bare SDK answers/s" in line for line in lines), "\n".join(lines)
+    assert any("taking each round once" in line for line in lines), "\n".join(lines)  # the same-work side
+    assert figure(lines[-1], "ratio") > 0
+
+
+@pytest.mark.timeout(240)
+def test_fastmcp_compares_elicitkit_with_fastmcps_own_ways_on_both_eras_and_ends_with_ratio() -> None:
+    lines = bench("fastmcp", "--n", "3", "--repeats", "1", timeout=230)
+    assert any(line.startswith("2025-11-25  ") and "goal" in line for line in lines), "\n".join(lines)
+    assert any("vs checked guard" in line for line in lines), "\n".join(lines)  # the same-work pair
     assert figure(lines[-1], "ratio") > 0
