@@ -127,13 +127,13 @@ class Records:
         """Seal `value` (a dict the caller built for this: an owned record gets its principal added).
 
         `encoded` holds more members already serialised (`"name":<json>`), such as a schema that many questions
-        share and that is serialised once.
+        share and that is serialised once; they follow `value`'s own (of which there is at least one).
         """
         if owned:
             value["p"] = principal
         text = json.dumps(value, separators=(",", ":"))
         if encoded:
-            text = f"{text[:-1]},{encoded}}}" if value else f"{{{encoded}}}"
+            text = f"{text[:-1]},{encoded}}}"
         return self.sealer.seal(principal, text.encode(), aad=aad.encode())
 
     def _opened(self, principal: str | None, sealed: bytes, aad: str, *, owned: bool = True) -> dict[str, Any] | None:
@@ -220,9 +220,11 @@ class Records:
             value.update(
                 via=record.via, ref=record.ref, node=record.node, tool=record.tool, h=record.hosted, e=expires_at
             )
+        encoded = ""
         if schema_text is None:
             value["schema"] = record.schema
-        encoded = "" if schema_text is None else f'"schema":{schema_text}'
+        else:
+            encoded = f'"schema":{schema_text}'
         sealed = self._seal(record.principal, value, f"question:{question_id}", encoded=encoded)
         await self.store.put_question(question_id, record.run_id, sealed, expires_at)
 
