@@ -192,3 +192,22 @@ async def test_a_restarted_server_on_the_same_sqlite_file_goes_on_from_the_journ
     assert text_of(result) == "3 tea, shipped=True"
     assert asked_messages == ["Quantity of tea?", "Ship 3 tea?"]  # nobody was asked anything twice
     assert effects == ["asked for 3", "asked for 3"]  # the replay went on past the journaled quantity at once
+
+
+async def test_an_answer_sent_with_the_first_call_is_not_taken_the_question_is_asked() -> None:
+    # fastmcp's guard pattern as documented reads `ctx.input_responses` alone, so a client that sends an answer
+    # with its first call skips the question. An adopted `ctx.elicit` takes an answer only with the sealed
+    # requestState of the round that asked it.
+    server = unmodified_server()
+    adopt(server)
+    unasked = {key: accept({"value": True}) for key in ("deploy", "value", "approval", "0")}
+    async with Client(server, mode="auto", elicitation_handler=fastmcp_handler(ScriptedHuman())) as client:
+        first = await client.session.call_tool("deploy", {}, input_responses=unasked, allow_input_required=True)
+        assert isinstance(first, InputRequiredResult), first
+        assert [r.params.message for r in (first.input_requests or {}).values()] == ["Deploy?"]  # type: ignore[union-attr]
+        answers = {key: accept({"value": False}) for key in first.input_requests or {}}
+        done = await client.session.call_tool(
+            "deploy", {}, input_responses=answers, request_state=first.request_state, allow_input_required=True
+        )
+    assert isinstance(done, CallToolResult) and not done.is_error, done
+    assert text_of(done) == "AcceptedElicitation[Any] accept False"  # the answer given when asked, not the unasked one
