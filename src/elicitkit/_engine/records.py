@@ -161,7 +161,8 @@ class Records:
 
     async def keep_run(self, run: Run, ttl: float) -> None:
         """Write (or renew) a hosted run's record, so other requests and nodes find it; from now on its end
-        deletes it. Its tool, arguments and era never change: it is sealed once, and renewals write those bytes."""
+        deletes it. Its tool, arguments and era never change, and a node seals with one key for its whole life
+        (a rotated secret takes a restart): it is sealed once, and renewals write those bytes."""
         until = time.time() + ttl
         if run.record is None:
             run.record = self._sealed_run(run.id, run.principal, RunRecord(run.tool, run.arguments, run.mrtr))
