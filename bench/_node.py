@@ -197,7 +197,9 @@ async def main() -> None:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     logging.getLogger("mcp").setLevel(logging.WARNING)
     server = bare(args.node, args.secret, args.once) if args.bare else build(args.store, args.node, args.secret)
-    await serve(server.streamable_http_app())
+    # Idle keep-alive connections stay open: a pair idles while the others are measured, and uvicorn's default
+    # (closing them after 5 s) raced the client reusing one, whose request then failed with a ReadError.
+    await serve(server.streamable_http_app(), timeout_keep_alive=3600)
 
 
 def bound_socket() -> socket.socket:

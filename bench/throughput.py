@@ -218,7 +218,7 @@ async def bench(runs: int, concurrency: int, repeat: int, plain: bool) -> dict[S
                         for side in order:
                             phases[side].plain.append(await plain_calls(pairs[side], runs, concurrency, r * runs))
         except BaseException:
-            # A request failed (seen rarely: httpx2.ReadError); what the nodes said goes with the traceback.
+            # A request failed; what the nodes said goes with the traceback.
             for node in nodes:
                 code = node.process.poll() if node.process is not None else None
                 state = "still running" if code is None else f"exited with {code}"
