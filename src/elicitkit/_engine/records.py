@@ -124,11 +124,8 @@ class Records:
     def _seal(
         self, principal: str | None, value: dict[str, Any], aad: str, *, owned: bool = True, encoded: str = ""
     ) -> bytes:
-        """Seal `value` (a dict the caller built for this: an owned record gets its principal added).
-
-        `encoded` holds more members already serialised (`"name":<json>`), such as a schema that many questions
-        share and that is serialised once; they follow `value`'s own (of which there is at least one).
-        """
+        """Seal `value` (a dict the caller built for this: an owned record gets its principal added); after its
+        own members (at least one) come the `encoded` ones, serialised already (`"name":<json>`: a shared schema)."""
         if owned:
             value["p"] = principal
         text = json.dumps(value, separators=(",", ":"))
