@@ -53,8 +53,9 @@ One row per variant, then elicitkit ÷ fastmcp per era, and on 2026-07-28 also
 elicitkit ÷ the checked guard (the same work). The goal (issue 26) is <= 1.0
 on both eras: elicitkit on a fastmcp server costs no more than fastmcp's own
 way to ask. The last line is always ``ratio=<x>``: the larger (worse) of the
-two eras' ratios against the plain guard and `ctx.elicit`, three decimals. A missed goal is reported,
-never a failing exit code. Expect +-10% run to run on a busy 2-core machine.
+two eras' ratios against the plain guard and `ctx.elicit`, three decimals. A
+missed goal is reported, never a failing exit code. Expect +-10% run to run
+on a busy 2-core machine.
 """
 
 from __future__ import annotations
