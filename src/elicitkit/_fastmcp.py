@@ -164,8 +164,15 @@ class FastMCPSeam:
         provider = self.server.local_provider
 
         def task_tool(name: str) -> bool:
-            components = provider._components.values()  # pyright: ignore[reportPrivateUsage]
-            return any(isinstance(c, Tool) and c.name == name and c.task_config.supports_tasks() for c in components)
+            components = provider._components  # pyright: ignore[reportPrivateUsage]
+            # Asked for every question on 2026-07-28: an unversioned tool is found by its key ("tool:<name>@"), and
+            # fastmcp lets no name be versioned and unversioned at once; versioned tools are looked through.
+            unversioned = components.get(f"{Tool.make_key(name)}@")
+            if isinstance(unversioned, Tool):
+                return unversioned.task_config.supports_tasks()
+            return any(
+                isinstance(c, Tool) and c.name == name and c.task_config.supports_tasks() for c in components.values()
+            )
 
         return task_tool
 

@@ -26,6 +26,7 @@ from fastmcp.server.extensions import ServerExtension
 from fastmcp.utilities.tasks import TASKS_EXTENSION_ID
 
 from elicitkit import Elicitation
+from elicitkit._fastmcp import FastMCPSeam
 from elicitkit.fastmcp import adopt
 from elicitkit.testing import ScriptedHuman, accept
 from tests.channels.tasking import TasksExtension, poll_until, raw
@@ -156,3 +157,33 @@ async def test_fastmcp_s_own_client_completes_a_background_task_on_both_eras(mod
         result = await client.call("release", {"version": "2.4"})
     assert text_of(result) == "2.4 not released"
     await settled(hitl)
+
+
+def test_which_tools_run_as_tasks_is_read_off_each_tool_versioned_or_not() -> None:
+    """Asked for every 2026-07-28 question: an unversioned tool is found by its key, a versioned one by its name
+    (any of its versions that supports tasks counts), and a name that is no tool runs as no task."""
+    server = FastMCP("versions")
+
+    @server.tool(task=True, output_schema=None)
+    async def backup() -> str:
+        return "done"
+
+    @server.tool(output_schema=None)
+    async def status() -> str:
+        return "ok"
+
+    @server.tool(version="1", output_schema=None)
+    async def migrate() -> str:
+        return "v1"
+
+    @server.tool(task=True, version="2", output_schema=None, name="migrate")
+    async def migrate_v2() -> str:
+        return "v2"
+
+    @server.tool(version="1", output_schema=None)
+    async def report() -> str:
+        return "r"
+
+    task_tool = FastMCPSeam(server).run_tasks()
+    assert task_tool("backup") and task_tool("migrate")
+    assert not task_tool("status") and not task_tool("report") and not task_tool("nothing")
