@@ -20,7 +20,7 @@ from elicitkit.stores import FencedStore, Store
 from elicitkit.stores.memory import MemoryStore
 from elicitkit.testing import ScriptedHuman, accept
 from tests.examples import load_example
-from tests.scenes import settled
+from tests.scenes import pending_id, send_answer, settled
 
 pytestmark = pytest.mark.anyio
 
@@ -295,6 +295,82 @@ async def test_a_call_that_asks_nothing_costs_the_store_nothing_and_a_step_leave
     assert "get_run" not in store.calls
     assert store._runs == {}
     assert store._journals == {}
+
+
+class QuestionCountingStore(MemoryStore):
+    """Counts the reads of a run's question records (what a finished run's end may cost)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.question_reads = 0
+
+    async def run_questions(self, run_id: str) -> dict[str, bytes]:
+        self.question_reads += 1
+        return await super().run_questions(run_id)
+
+
+def two_questions(store: MemoryStore, **options: Any) -> tuple[MCPServer[Any], Elicitation]:
+    server = MCPServer("t")
+    hitl = Elicitation(server, store=store, secret="durable-test-secret-0123456789abcdef0123", **options)
+
+    @server.tool()
+    async def order(n: int, ctx: Context) -> str:
+        size = await hitl.text(ctx, f"Size for order {n}?")
+        ship = await hitl.confirm(ctx, f"Ship order {n}?")
+        return f"{n}: {getattr(size, 'data', None)} {getattr(ship, 'data', None)}"
+
+    return server, hitl
+
+
+async def test_a_finished_run_whose_questions_were_answered_leaves_no_question_record_and_reads_none() -> None:
+    # Each retry's answer takes its question's record with it: the run's end knows none is left.
+    store = QuestionCountingStore()
+    server, hitl = two_questions(store)
+    human = ScriptedHuman(accept({"value": "L"}), accept({"value": True}))
+    async with Client(server, mode="auto", elicitation_callback=human) as client:
+        assert text(await client.call_tool("order", {"n": 1})) == "1: L True"
+        await settled(hitl)
+    assert len(store._questions) == 0
+    assert store.question_reads == 0
+
+
+async def test_through_the_model_on_both_eras_a_finished_runs_question_records_are_all_gone(mode: str) -> None:
+    store = QuestionCountingStore()
+    server, hitl = two_questions(store)
+    async with Client(server, mode=mode) as client:  # no elicitation callback: the model relays the person
+        first = await client.call_tool("order", {"n": 2})
+        then = await send_answer(client, pending_id(first), "accept", {"value": "M"})
+        done = await send_answer(client, pending_id(then), "accept", {"value": False})
+        await settled(hitl)
+    assert text(done) == "2: M False"
+    assert len(store._questions) == 0
+
+
+async def test_a_run_replayed_after_hibernating_has_its_earlier_copys_question_records_deleted_at_its_end() -> None:
+    # The replay cannot know what the copy it replaced wrote: its end asks the store.
+    store = QuestionCountingStore()
+    server, hitl = two_questions(store, max_suspended=1)
+
+    async def answer(previous: Any, value: Any) -> Any:
+        assert isinstance(previous, InputRequiredResult)
+        (key,) = previous.input_requests or {}
+        responses = {key: accept({"value": value})}
+        return await client.session.call_tool(
+            "order",
+            {"n": 1},
+            input_responses=responses,
+            request_state=previous.request_state,
+            allow_input_required=True,
+        )
+
+    async with Client(server, mode="auto", elicitation_callback=ScriptedHuman()) as client:
+        first = await client.session.call_tool("order", {"n": 1}, allow_input_required=True)
+        await client.session.call_tool("order", {"n": 2}, allow_input_required=True)  # order 1 hibernates
+        done = await answer(await answer(first, "S"), True)
+        assert text(done) == "1: S True"
+        await settled(hitl)
+        assert store.question_reads >= 1
+        assert len(store._questions) == 1  # order 2's question, still waiting
 
 
 async def deploy_once(store: Any) -> None:

@@ -31,6 +31,7 @@ import os
 import stat
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
+from typing import Protocol
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -39,7 +40,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from elicitkit._errors import TamperedRecord
 
-__all__ = ["SECRET_VARIABLES", "PlainSealer", "Sealer", "secret_ring", "secrets_from_env"]
+__all__ = ["SECRET_VARIABLES", "PlainSealer", "Sealer", "SealerLike", "secret_ring", "secrets_from_env"]
 
 SECRET_VARIABLES = ("ELICITKIT_SECRET", "MCP_ELICITATION_SECRET", "MCP_SESSION_SECRET", "MCP_SERVER_SECRET")
 """Where the secret ring is read from, first set (and not blank) first: elicitkit's own variable, then
@@ -104,6 +105,18 @@ def _secret_bytes(secrets: Sequence[str | bytes], name: Callable[[int], str] = "
             )
         material.append(raw)
     return material
+
+
+class SealerLike(Protocol):
+    """What records, the cluster's messages and links are sealed and signed with: a `Sealer`, or a `PlainSealer`."""
+
+    def seal(self, principal: str | None, plaintext: bytes, *, aad: bytes = b"") -> bytes: ...
+
+    def open(self, principal: str | None, sealed: bytes, *, aad: bytes = b"") -> bytes: ...
+
+    def sign(self, data: bytes) -> bytes: ...
+
+    def verify(self, data: bytes, tag: bytes) -> bool: ...
 
 
 class Sealer:

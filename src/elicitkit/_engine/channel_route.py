@@ -69,6 +69,7 @@ class ChannelRoute:
             question.shorten(anyio.current_time() + expires - time.time())
         token = desk.tokens.mint(Link(asked_as, run.principal, "channel", expires))
         record = posted[1] if posted is not None else self._record(run, question, via, expires)
+        run.wrote_record(asked_as)
         await self.records.save_question(asked_as, record, expires)
         if run.hosted:
             # The run must stay replayable for as long as the person may answer (a restart, a crash).
@@ -110,7 +111,7 @@ class ChannelRoute:
             if not kept and not run.stale:  # a copy another node took over leaves its records to that node
                 with anyio.CancelScope(shield=True):
                     with suppress(Exception):  # first: a click while the message is updated finds it closed
-                        await self.records.delete_question(asked_as)
+                        await self.records.delete_question(asked_as, run)
                     if ref is not None:
                         await self._close(channel, prompt, ref, question, record)
 
@@ -160,7 +161,7 @@ class ChannelRoute:
         """Close a message an earlier copy of `run` posted (best effort), its record gone first: a late click
         finds it closed."""
         with suppress(Exception):
-            await self.records.delete_question(question_id)
+            await self.records.delete_question(question_id, run)
         channel = self.desk.channels.get(Via.from_json(record.via).channel)
         if channel is None or record.ref is None:
             return

@@ -44,7 +44,7 @@ from mcp_types import INTERNAL_ERROR
 from pydantic import BaseModel
 
 from elicitkit._core.kinds import new_id
-from elicitkit._engine.records import SealerLike
+from elicitkit._crypto import SealerLike
 from elicitkit._errors import TamperedRecord
 from elicitkit.stores.base import Broker, PresenceBroker, Store
 

@@ -257,6 +257,8 @@ class Door:
             await self._spent_before(target, arrival, taken)
             return None
         run = target.run
+        if run is not None and self.records.closes_answered:
+            run.records_gone(answered)  # they went with the step
         if claim is not None and claim.round and run is not None and not run.take_round(claim.text, answers_print):
             taken.refusal = "reused"
             return None

@@ -22,6 +22,7 @@ import anyio
 import anyio.lowlevel
 
 from elicitkit._core.journal import Entry, reusable_step
+from elicitkit._crypto import SealerLike
 from elicitkit._engine.answers import Answers
 from elicitkit._engine.channel_route import ChannelRoute
 from elicitkit._engine.cluster import MISSING, Cluster, Missing
@@ -30,7 +31,7 @@ from elicitkit._engine.door import Door
 from elicitkit._engine.host import RunHost, current_run
 from elicitkit._engine.middleware import ToolsMiddleware
 from elicitkit._engine.policy import Policy
-from elicitkit._engine.records import Records, SealerLike
+from elicitkit._engine.records import Records
 from elicitkit._engine.registry import Registry
 from elicitkit._engine.routes import Asker
 from elicitkit._engine.run import Run, call

@@ -8,12 +8,11 @@
 - **tasks**: an MCP task's status and outcome;
 - **the inbox index**: the open questions each person's web inbox shows.
 
-Ids that arrive from outside (a retry's run, an `elicitId`, a task id) are
-checked to be elicitkit ids (`is_id`) before any store is asked: anything else
-is unknown. Every value is sealed under its principal (`Sealer`, or `PlainSealer` without a
-secret) with the record's key as associated data, and carries the principal it
-belongs to: a record opens only for the caller it belongs to (`_opened`, the
-one ownership check). Only ids and timestamps reach the store in the clear.
+Ids that arrive from outside (a retry's run, an `elicitId`, a task id) are checked to be elicitkit ids (`is_id`)
+before any store is asked: anything else is unknown. Every value is sealed under its principal (`Sealer`, or
+`PlainSealer` without a secret) with the record's key as associated data, and carries the principal it belongs to:
+a record opens only for the caller it belongs to (`_opened`, the one ownership check). Only ids and timestamps
+reach the store in the clear.
 """
 
 from __future__ import annotations
@@ -23,29 +22,19 @@ import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol, cast
+from typing import Any, cast
 
 from elicitkit._core.journal import Entry
 from elicitkit._core.kinds import Answer, Mode, RouteName, is_id
 from elicitkit._core.once import Claim, link_binding, spent_token
-from elicitkit._crypto import PlainSealer
+from elicitkit._crypto import PlainSealer, SealerLike
 from elicitkit._engine.question import Question
 from elicitkit._engine.run import Run
 from elicitkit._errors import InvalidElicitationContent, TamperedRecord
 from elicitkit._schema import FormSchema, compile_schema, problems_in
 from elicitkit.stores.base import FencedStore, RoundStore, Store
 
-__all__ = ["QuestionRecord", "Records", "RunRecord", "SealerLike"]
-
-
-class SealerLike(Protocol):
-    def seal(self, principal: str | None, plaintext: bytes, *, aad: bytes = b"") -> bytes: ...
-
-    def open(self, principal: str | None, sealed: bytes, *, aad: bytes = b"") -> bytes: ...
-
-    def sign(self, data: bytes) -> bytes: ...
-
-    def verify(self, data: bytes, tag: bytes) -> bool: ...
+__all__ = ["QuestionRecord", "Records", "RunRecord"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,6 +231,7 @@ class Records:
             observable=question.observable,
             content_private=question.asked.content_private,
         )
+        run.wrote_record(question.id)
         await self.save_question(question.id, record, expires_at, schema_text=question.schema.wire_text())
 
     def _question(self, question_id: str, principal: str | None, sealed: bytes) -> QuestionRecord | None:
@@ -285,14 +275,18 @@ class Records:
                 records[question_id] = record
         return records
 
-    async def delete_question(self, question_id: str) -> None:
+    async def delete_question(self, question_id: str, run: Run | None = None) -> None:
         await self.store.delete_question(question_id)
+        if run is not None:
+            run.records_gone((question_id,))
 
     async def keep_finished_run(self, run: Run, ttl: float) -> None:
         """Keep a finished run's record and journal `ttl` seconds more (for a resend of its last retry); its
-        questions go now, so none of their pages or callbacks takes an answer."""
-        for question_id in await self.store.run_questions(run.id):
-            await self.store.delete_question(question_id)
+        questions go now, so none of their pages or callbacks takes an answer (if it may still hold any)."""
+        if run.may_have_question_records:
+            for question_id in await self.store.run_questions(run.id):
+                await self.store.delete_question(question_id)
+            run.question_records = None
         await self.keep_run(run, ttl)
 
     # -- the journal, and the claims that take answers once --------------------------------

@@ -343,7 +343,7 @@ class Asker:
         # (A stale copy, whose run another node took over, leaves the records to that node.)
         if not run.hibernated and not run.stale and not question.record_gone:
             with anyio.CancelScope(shield=True), suppress(Exception):
-                await self.records.delete_question(question.id)
+                await self.records.delete_question(question.id, run)
 
 
 def _unreadable() -> InvalidElicitationContent:

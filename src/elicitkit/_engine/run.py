@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -71,6 +71,7 @@ class Run:
         "pending",
         "picked",
         "principal",
+        "question_records",
         "rctx",
         "rebuilt",
         "record",
@@ -115,6 +116,8 @@ class Run:
         """When the record this node last wrote expires (epoch seconds; 0: not known to be written)."""
         self.record: bytes | None = None
         """Its record as first sealed: what it holds never changes, so renewing it writes the same bytes."""
+        self.question_records: set[str] | None = None
+        """Ids of the question records this copy wrote and has not seen go (None: it wrote none)."""
         self.pending: dict[str, Question] = {}
         self.final: Final | None = None
         self.round = Round()
@@ -144,6 +147,24 @@ class Run:
         # Created only while someone waits: 10,000 suspended runs should not carry idle events. More than one
         # request may wait at once (a resent retry while the first is still in flight): each has its own.
         self._changed: list[Wake] = []
+
+    def wrote_record(self, question_id: str) -> None:
+        """A question record of this run is (about to be) in the store: counted before the write, which may land
+        even when its reply is lost."""
+        if self.question_records is None:
+            self.question_records = set()
+        self.question_records.add(question_id)
+
+    def records_gone(self, question_ids: Iterable[str]) -> None:
+        """These question records are known to be deleted."""
+        if self.question_records:
+            self.question_records.difference_update(question_ids)
+
+    @property
+    def may_have_question_records(self) -> bool:
+        """Whether the store may hold question records of this run: some this copy wrote and did not see go, or
+        any an earlier copy wrote (a replay)."""
+        return self.rebuilt or bool(self.question_records)
 
     @property
     def ending(self) -> bool:
