@@ -117,7 +117,7 @@ class Links:
         engine, limits = self.engine, self.body_limits
         routes = [
             bounded(route, limits.page, limits.read_timeout)
-            for route in Pages(engine.answers, self.tokens, self).routes()
+            for route in Pages(engine.pages, self.tokens, self).routes()
         ]
         for name, channel in engine.desk.channels.items():
             # A channel's callbacks take what its service sends; the web inbox's pages take what a page does.
@@ -171,7 +171,7 @@ class Links:
         live = self.engine.registry.answerable.get(elicitation_id)
         if live is not None and live.is_open:
             principal = live.caller[0]  # asked here: whoever was asked, whatever the caller of `complete` says
-        reply = await self.engine.answers.page_answer(elicitation_id, principal, Answer("accept", {}))
+        reply = await self.engine.pages.page_answer(elicitation_id, principal, Answer("accept", {}))
         return reply.status == "answered"
 
     async def secure_form(

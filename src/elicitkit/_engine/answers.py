@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -23,7 +22,6 @@ from pydantic import ValidationError
 
 from elicitkit import _mcp
 from elicitkit._core.codec import decode_state
-from elicitkit._core.journal import Held, held_at
 from elicitkit._core.kinds import BY_ANSWER_TOOL, Answer
 from elicitkit._core.once import Claim
 from elicitkit._core.replies import Ruling
@@ -37,29 +35,11 @@ from elicitkit._engine.records import QuestionRecord, Records
 from elicitkit._engine.registry import Registry
 from elicitkit._errors import InvalidElicitationContent
 from elicitkit._fallback import PROBLEMS_META, error_result, parse_send_args
-from elicitkit._schema import FormSchema, authored
-from elicitkit.channels.base import Responder
+from elicitkit._schema import authored
 
-__all__ = ["Answers", "PageQuestion", "PageReply"]
+__all__ = ["Answers"]
 
 logger = logging.getLogger("elicitkit")
-
-
-@dataclass(frozen=True, slots=True)
-class PageQuestion:
-    """What one of elicitkit's pages needs to show a question: its text and its form."""
-
-    message: str
-    schema: FormSchema
-
-
-@dataclass(frozen=True, slots=True)
-class PageReply:
-    """What became of an answer sent from one of elicitkit's pages."""
-
-    status: Literal["answered", "refused", "closed"]
-    problems: InvalidElicitationContent | None = None
-    """For `refused`: what is wrong, by field."""
 
 
 class Answers:
@@ -247,39 +227,6 @@ class Answers:
             if ruling is Ruling.ANSWERS and question is not None:
                 question.resolve(arrival.answers[key], arrival.by)
         return taken
-
-    async def page_question(self, question_id: str, principal: str | None) -> PageQuestion | None:
-        """The open question behind a page link, or None when it was answered, has expired or is someone else's."""
-        question = self.registry.answerable.get(question_id)
-        if question is not None:
-            if not question.is_open or question.caller[0] != principal:
-                return None
-            return PageQuestion(question.message, question.schema)
-        record = await self.records.load_question(question_id, principal)
-        if record is None or not (record.observable or record.route == "channel"):
-            return None
-        if record.hosted:
-            entry = (await self.records.journal(record.run_id, principal)).get(record.seq)
-            if held_at(entry, record.digest) in (Held.SAME, Held.MOVED_ON):
-                return None  # answered already: the run has moved on
-        return PageQuestion(record.message, record.form())
-
-    async def bind_link(self, question_id: str, expires_at: float, by: Responder | None = None) -> bool:
-        """A browser opened the question's page link (`by`: the approver a channel handed it to): True only for
-        the first browser, on any node."""
-        return await self.records.bind_link(question_id, None if by is None else (by.channel, by.id), expires_at)
-
-    async def page_answer(
-        self, question_id: str, principal: str | None, answer: Answer, by: Responder | None = None
-    ) -> PageReply:
-        """An answer from one of elicitkit's pages or callbacks (`by`: the approver a channel sent there)."""
-        claim = Claim.of_question("page", question_id)
-        taken = await self.take(Arrival("page", principal, {question_id: answer}, claim, by=by))
-        if taken.answered:
-            return PageReply("answered")
-        if taken.ruling is Ruling.REFUSED:
-            return PageReply("refused", taken.problems[question_id])
-        return PageReply("closed")
 
     # -- from other nodes --------------------------------------------------------------------
 

@@ -6,8 +6,9 @@ into the store; `registry` finds runs and questions; `policy` says what the
 server allows and the client can show; `door` takes every answer; `routes`
 put questions to people; `host` runs bodies and hands their outcomes to
 requests; `answers` brings each arrival of answers to the door of the node
-that holds its run; `desk` is where channels' replies come; `middleware` is
-the SDK's way in. This module builds them and is the only one that knows them all.
+that holds its run; `pages` is what elicitkit's pages ask of it; `desk` is
+where channels' replies come; `middleware` is the SDK's way in. This module
+builds them and is the only one that knows them all.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from elicitkit._engine.desk import ChannelDesk
 from elicitkit._engine.door import Door
 from elicitkit._engine.host import RunHost, current_run
 from elicitkit._engine.middleware import ToolsMiddleware
+from elicitkit._engine.page_questions import PageQuestions
 from elicitkit._engine.policy import Policy
 from elicitkit._engine.records import Records
 from elicitkit._engine.registry import Registry
@@ -73,6 +75,7 @@ class Engine:
         """The stage hooks registered on this engine's `Elicitation` (see `_engine.stages`)."""
         self.door = Door(policy, self.records, self.stages)
         self.answers = Answers(policy, self.registry, self.records, self.cluster, self.runs, self.door)
+        self.pages = PageQuestions(self.answers, self.registry, self.records)
         self.desk = ChannelDesk(self.records, self.cluster, self.answers, tokens)
         channel_route = ChannelRoute(policy, self.registry, self.records, self.desk)
         self.asker = Asker(policy, self.registry, self.records, self.door, channel_route)

@@ -33,7 +33,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from elicitkit._core.kinds import Answer, decline_reason
-from elicitkit._engine.answers import PageQuestion, PageReply
+from elicitkit._engine.page_questions import PageQuestion, PageReply
 from elicitkit._schema import authored
 from elicitkit._web.forms import CONTROLS, page_controls, parse_form
 from elicitkit._web.messages import WHOLE, explain
