@@ -914,6 +914,62 @@ async def test_a_closed_listener_stops_receiving(broker: Broker) -> None:
         assert await broker.publish("node-a", b"after") == 0
 
 
+async def test_each_listener_after_another_hears_only_what_is_published_to_its_own_channel(broker: Broker) -> None:
+    # A listener follows one that ended (a broker may hand the next one the same connection): nothing of the
+    # first one's channel reaches it, whether sent before the first ended or after.
+    for i in range(5):
+        async with broker.listen(f"reply-{i}") as messages:
+            assert await broker.publish(f"reply-{i}", f"first {i}".encode()) == 1
+            assert await broker.publish(f"reply-{i}", f"unread {i}".encode()) == 1
+            with anyio.fail_after(5):
+                assert await anext(messages) == f"first {i}".encode()
+        assert await broker.publish(f"reply-{i}", b"late") == 0
+    async with broker.listen("reply-next") as messages:
+        assert await broker.publish("reply-0", b"to an old channel") == 0
+        assert await broker.publish("reply-next", b"mine") == 1
+        with anyio.fail_after(5):
+            assert await anext(messages) == b"mine"
+
+
+async def test_a_redis_broker_listens_again_and_again_on_the_connections_it_has(tmp_path: Path) -> None:
+    # Every answer forwarded to another node listens for its reply: a new Redis connection (and its handshake)
+    # each time would cost more than the exchange itself.
+    from redis.asyncio import Redis
+
+    from elicitkit.stores.redis import RedisBroker
+
+    server = RedisServer(tmp_path / "redis")  # its own: another test's connections would count on a shared one
+    await server.start()
+    broker = RedisBroker(server.url)
+    admin = Redis.from_url(server.url)
+    try:
+        async with broker.listen("warm-up"):
+            pass
+        before = (await admin.info("stats"))["total_connections_received"]
+        for i in range(20):
+            async with broker.listen(f"reply-{i}") as messages:
+                assert await broker.publish(f"reply-{i}", b"reply") == 1
+                with anyio.fail_after(5):
+                    assert await anext(messages) == b"reply"
+        assert (await admin.info("stats"))["total_connections_received"] - before <= 1  # (the publisher's, at most)
+        # Connections Redis dropped while they waited for a listener (killed, or Redis restarted) are replaced.
+        await admin.client_kill_filter(_type="pubsub")
+        async with broker.listen("after-kill") as messages:
+            assert await broker.publish("after-kill", b"still heard") == 1
+            with anyio.fail_after(5):
+                assert await anext(messages) == b"still heard"
+        await server.kill()
+        await server.start()
+        async with broker.listen("after-restart") as messages:
+            assert await broker.publish("after-restart", b"heard again") == 1
+            with anyio.fail_after(5):
+                assert await anext(messages) == b"heard again"
+    finally:
+        await broker.aclose()
+        await admin.aclose()
+        await server.stop()
+
+
 async def test_a_listener_cancelled_while_waiting_stops_receiving(broker: Broker) -> None:
     entered = anyio.Event()
 

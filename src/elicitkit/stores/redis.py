@@ -50,6 +50,8 @@ from elicitkit.stores import _redis_scripts as scripts
 __all__ = ["RedisBroker", "RedisStore"]
 
 DEFAULT_PREFIX = "elicitkit:"
+_IDLE_LISTENERS = 16
+"""Connections a `RedisBroker` keeps for listeners to come (more listen at once: the rest close as they end)."""
 
 
 def _pxat(expires_at: float) -> int | None:
@@ -281,6 +283,10 @@ class RedisBroker:
         self.prefix = prefix
         self.timeout = timeout
         self._redis = _connect(url)
+        self._idle: list[PubSub] = []
+        """Listeners' connections that unsubscribed cleanly, for the next listener: redis-py closes a `PubSub`'s
+        connection with it, so each listener would cost a new connection and its handshake (every answer
+        forwarded to another node listens for its reply)."""
 
     async def publish(self, channel: str, message: bytes) -> int:
         return int(await self._redis.publish(self.prefix + channel, message))
@@ -294,24 +300,47 @@ class RedisBroker:
     @asynccontextmanager
     async def listen(self, channel: str) -> AsyncIterator[AsyncIterator[bytes]]:
         name = self.prefix + channel
-        pubsub = self._redis.pubsub()
+        pubsub = await self._subscribed(name)
+        clean = False
         try:
-            # SUBSCRIBE's reply precedes, on the same connection, every message published after it.
-            with anyio.fail_after(self.timeout):
-                await pubsub.subscribe(name)
-                await _reply(pubsub, "subscribe")
             try:
                 yield _Messages(pubsub, reconnect_for=self.timeout)
             finally:
-                # Wait for UNSUBSCRIBE's reply, so that once we return nobody counts this listener.
+                # Wait for UNSUBSCRIBE's reply, so that once we return nobody counts this listener. It follows
+                # whatever was published to `name` before it: nothing of this listener's is left to read after it.
                 with anyio.move_on_after(self.timeout, shield=True), suppress(RedisError, OSError):
                     await pubsub.unsubscribe(name)
                     await _reply(pubsub, "unsubscribe")
+                    clean = True
         finally:
-            with anyio.CancelScope(shield=True):
-                await pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py leaves PubSub.aclose unannotated
+            if clean and len(self._idle) < _IDLE_LISTENERS:
+                self._idle.append(pubsub)
+            else:
+                with anyio.CancelScope(shield=True):
+                    await pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py leaves it unannotated
+
+    async def _subscribed(self, name: str) -> PubSub:
+        """A connection subscribed to `name`: a kept one while one still works (Redis may have closed it while it
+        waited: a restart), else a new one."""
+        while True:
+            kept = bool(self._idle)
+            pubsub = self._idle.pop() if kept else self._redis.pubsub()
+            try:
+                # SUBSCRIBE's reply precedes, on the same connection, every message published after it.
+                with anyio.fail_after(self.timeout):
+                    await pubsub.subscribe(name)
+                    await _reply(pubsub, "subscribe")
+                return pubsub
+            except BaseException as exc:
+                with anyio.CancelScope(shield=True):
+                    await pubsub.aclose()  # type: ignore[no-untyped-call]
+                if not kept or not isinstance(exc, RedisError | OSError):
+                    raise
 
     async def aclose(self) -> None:
+        idle, self._idle = self._idle, []
+        for pubsub in idle:
+            await pubsub.aclose()  # type: ignore[no-untyped-call]
         await self._redis.aclose()
 
 
