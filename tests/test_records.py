@@ -9,6 +9,7 @@ from pydantic import BaseModel
 
 from elicitkit._crypto import PlainSealer, Sealer
 from elicitkit._engine.records import QuestionRecord, Records, RunRecord
+from elicitkit._engine.run import Run
 from elicitkit._schema.compile import compile_schema
 from elicitkit.stores.memory import MemoryStore
 
@@ -30,18 +31,18 @@ async def test_a_question_record_reads_back_with_its_fields_in_the_order_the_too
     record = QuestionRecord("run-1", 1, "d" * 32, "Release?", schema.wire, "mrtr", "alice")
     expires = time.time() + 60
     # With the schema serialised once per schema (what a hosted question's record uses), and without.
-    await records.save_question("q-1", record, expires, schema_text=schema.wire_text())
-    await records.save_question("q-2", record, expires)
+    run = Run("run-1", "release", "alice", mrtr=True)
+    await records.save_question(run, "q-1", record, expires, schema_text=schema.wire_text())
+    await records.save_question(run, "q-2", record, expires)
     first, second = await records.load_question("q-1", "alice"), await records.load_question("q-2", "alice")
     assert first == second == record
+    assert run.question_records == {"q-1", "q-2"}  # its end asks the store for them
     assert first is not None and list(first.schema["properties"]) == ["zone", "approve"]
     assert await records.load_question("q-1", "mallory") is None  # still bound to its principal
 
 
 @pytest.mark.parametrize("sealer", SEALERS, ids=["plain", "sealed"])
 async def test_a_run_record_renewed_reads_back_the_same_and_lives_longer(sealer: object) -> None:
-    from elicitkit._engine.run import Run
-
     store = MemoryStore()
     records = Records(store, sealer, "node-a")  # type: ignore[arg-type]
     run = Run("run-1", "deploy", "alice", mrtr=True, arguments={"version": "2.1"})

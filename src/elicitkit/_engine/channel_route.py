@@ -69,8 +69,7 @@ class ChannelRoute:
             question.shorten(anyio.current_time() + expires - time.time())
         token = desk.tokens.mint(Link(asked_as, run.principal, "channel", expires))
         record = posted[1] if posted is not None else self._record(run, question, via, expires)
-        run.wrote_record(asked_as)
-        await self.records.save_question(asked_as, record, expires)
+        await self.records.save_question(run, asked_as, record, expires)
         if run.hosted:
             # The run must stay replayable for as long as the person may answer (a restart, a crash).
             ttl = expires - time.time() + self.policy.run_expiry
@@ -96,7 +95,7 @@ class ChannelRoute:
                         raise ElicitationNotSupported(
                             f"The {via.channel} channel cannot show this question: {exc}"
                         ) from None
-                    await self.records.save_question(asked_as, replace(record, ref=ref), expires)
+                    await self.records.save_question(run, asked_as, replace(record, ref=ref), expires)
             await question.reached("sent")
             offer_task(run)  # a person elsewhere may take long: the client polls a task instead of waiting
             with anyio.move_on_after(question.expires_at - anyio.current_time()):

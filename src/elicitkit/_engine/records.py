@@ -189,9 +189,10 @@ class Records:
     # -- questions -------------------------------------------------------------------------
 
     async def save_question(
-        self, question_id: str, record: QuestionRecord, expires_at: float, *, schema_text: str | None = None
+        self, run: Run, question_id: str, record: QuestionRecord, expires_at: float, *, schema_text: str | None = None
     ) -> None:
-        """`schema_text`: `record.schema` already serialised (`FormSchema.wire_text`), when the caller has it."""
+        """Record a question of `run` (which counts it before the write, which may land even when its reply is lost).
+        `schema_text`: `record.schema` already serialised (`FormSchema.wire_text`), when the caller has it."""
         value: dict[str, Any] = {
             "run": record.run_id,
             "seq": record.seq,
@@ -213,6 +214,7 @@ class Records:
         else:
             encoded = f'"schema":{schema_text}'
         sealed = self._seal(record.principal, value, f"question:{question_id}", encoded=encoded)
+        run.wrote_record(question_id)
         await self.store.put_question(question_id, record.run_id, sealed, expires_at)
 
     async def save_pending(self, run: Run, question: Question, expires_at: float) -> None:
@@ -231,8 +233,7 @@ class Records:
             observable=question.observable,
             content_private=question.asked.content_private,
         )
-        run.wrote_record(question.id)
-        await self.save_question(question.id, record, expires_at, schema_text=question.schema.wire_text())
+        await self.save_question(run, question.id, record, expires_at, schema_text=question.schema.wire_text())
 
     def _question(self, question_id: str, principal: str | None, sealed: bytes) -> QuestionRecord | None:
         value = self._opened(principal, sealed, f"question:{question_id}")
@@ -286,7 +287,6 @@ class Records:
         if run.may_have_question_records:
             for question_id in await self.store.run_questions(run.id):
                 await self.store.delete_question(question_id)
-            run.question_records = None
         await self.keep_run(run, ttl)
 
     # -- the journal, and the claims that take answers once --------------------------------

@@ -149,8 +149,7 @@ class Run:
         self._changed: list[Wake] = []
 
     def wrote_record(self, question_id: str) -> None:
-        """A question record of this run is (about to be) in the store: counted before the write, which may land
-        even when its reply is lost."""
+        """A question record of this run is (about to be) in the store."""
         if self.question_records is None:
             self.question_records = set()
         self.question_records.add(question_id)
