@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -30,6 +30,7 @@ from starlette.types import ASGIApp
 
 from elicitkit import Accepted, Elicitation, ElicitationTimeout
 from elicitkit._clients import APPS_EXTENSION, VIEW_MIME
+from elicitkit.stores import MemoryBroker
 from elicitkit.testing import ScriptedHuman, accept, serve_app, serve_http
 
 ERAS = {"legacy": "2025-11-25", "auto": "2026-07-28"}
@@ -244,3 +245,20 @@ def two_step_server() -> tuple[MCPServer, Elicitation, dict[str, int]]:
         return f"{version} shipped={first.data} note={second.data}"
 
     return server, hitl, counts
+
+
+class SharedBroker:
+    """An in-process broker that nodes share, as they share Redis pub/sub (a `MemoryBroker` counts as one
+    node's own, so a node given one reaches nobody)."""
+
+    def __init__(self) -> None:
+        self._inner = MemoryBroker()
+
+    async def publish(self, channel: str, message: bytes) -> int:
+        return await self._inner.publish(channel, message)
+
+    def listen(self, channel: str) -> AbstractAsyncContextManager[AsyncIterator[bytes]]:
+        return self._inner.listen(channel)
+
+    async def aclose(self) -> None:
+        """Each node closes its broker when done; the shared one outlives them all."""

@@ -20,7 +20,7 @@ from elicitkit.stores import FencedStore, Store
 from elicitkit.stores.memory import MemoryStore
 from elicitkit.testing import ScriptedHuman, accept
 from tests.examples import load_example
-from tests.scenes import pending_id, send_answer, settled
+from tests.scenes import SharedBroker, pending_id, send_answer, settled
 
 pytestmark = pytest.mark.anyio
 
@@ -232,6 +232,10 @@ class CountingStore(MemoryStore):
         self.calls.append("delete_owned_run")
         return await super().delete_owned_run(run_id, owner)
 
+    async def put_owned_run(self, *args: Any, **kwargs: Any) -> str | None:
+        self.calls.append("put_owned_run")
+        return await super().put_owned_run(*args, **kwargs)
+
     async def put_question(self, *args: Any, **kwargs: Any) -> None:
         self.calls.append("put_question")
         await super().put_question(*args, **kwargs)
@@ -373,10 +377,11 @@ async def test_a_run_replayed_after_hibernating_has_its_earlier_copys_question_r
         assert len(store._questions) == 1  # order 2's question, still waiting
 
 
-async def deploy_once(store: Any) -> None:
+async def deploy_once(store: Any, broker: Any = None) -> None:
     """One 2026-07-28 call of a tool that asks one question, answered yes on the retry, through `store`."""
     server = MCPServer("t")
-    hitl = Elicitation(server, store=store, secret=SECRET)  # a store of one's own may keep records anywhere
+    # (A store of one's own may keep records anywhere: a secret seals them.)
+    hitl = Elicitation(server, store=store, broker=broker, secret=SECRET)
 
     @server.tool()
     async def deploy(ctx: Context) -> str:
@@ -398,6 +403,23 @@ async def test_an_answer_costs_the_store_one_round_trip_and_the_end_of_its_run_o
     assert store.calls[2:] == ["take_round", "put_run"]
     assert store._questions._records == {}
     assert list(store._runs) == list(store._journals)
+
+
+async def test_between_nodes_the_end_of_a_run_renews_its_record_in_one_fenced_write() -> None:
+    # Nodes share the store: the end must not take back a run another node took over (a thawed stale copy), and
+    # the store checks the owner as it writes, without a read first.
+    store = CountingStore()
+    await deploy_once(store, SharedBroker())
+    assert sorted(store.calls[:2]) == ["put_question", "put_run"]
+    assert store.calls[2:] == ["take_round", "put_owned_run"]
+    assert list(store._runs) == list(store._journals)
+
+
+async def test_between_nodes_a_store_without_the_fenced_write_reads_the_owner_before_renewing_the_record() -> None:
+    store = UnfencedStore()
+    await deploy_once(store, SharedBroker())
+    assert store.inner.calls[-2:] == ["get_run", "put_run"]
+    assert len(store.inner._runs) == 1
 
 
 async def test_a_store_without_rounds_journals_first_and_spends_the_round_last() -> None:

@@ -13,8 +13,7 @@ it. Every way must hand the tool the new answer.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AbstractAsyncContextManager
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -29,9 +28,9 @@ from pydantic import BaseModel
 
 from elicitkit import Accepted, Elicitation
 from elicitkit.channels.base import Desk, Responder, Via
-from elicitkit.stores import Broker, MemoryBroker
+from elicitkit.stores import Broker
 from tests.channels.recording import RecordingChannel
-from tests.scenes import Rounds, by_hand, pending_id, send_answer, serving, text_of
+from tests.scenes import Rounds, SharedBroker, by_hand, pending_id, send_answer, serving, text_of
 from tests.test_urlmode import open_form, press
 
 pytestmark = pytest.mark.anyio
@@ -67,23 +66,6 @@ async def on_the_desk(hitl: Elicitation, ctx: Context, message: str) -> str:
     answer = await hitl.text(ctx, message, via=Via("desk", "#ops"))
     assert isinstance(answer, Accepted), answer
     return answer.data
-
-
-class SharedBroker:
-    """An in-process broker that nodes share, as they share Redis pub/sub (a `MemoryBroker` counts as one
-    node's own, so a node given one reaches nobody)."""
-
-    def __init__(self) -> None:
-        self._inner = MemoryBroker()
-
-    async def publish(self, channel: str, message: bytes) -> int:
-        return await self._inner.publish(channel, message)
-
-    def listen(self, channel: str) -> AbstractAsyncContextManager[AsyncIterator[bytes]]:
-        return self._inner.listen(channel)
-
-    async def aclose(self) -> None:
-        """Each node closes its broker when done; the shared one outlives them all."""
 
 
 @dataclass(frozen=True)

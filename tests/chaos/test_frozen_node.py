@@ -126,3 +126,34 @@ async def test_a_stale_copy_renewing_its_runs_record_leaves_the_run_to_the_node_
         assert hitl.active_runs == 0
     finally:
         await hitl.aclose()
+
+
+async def test_a_stale_copy_finishing_its_run_leaves_the_run_and_its_questions_to_the_node_that_took_it_over(
+    redis_server: RedisServer,
+) -> None:
+    # Its end would keep the finished run's record for a resend of the last retry, written as its own, and delete
+    # the run's questions: it does neither (one fenced write, no read of the owner first).
+    prefix = unique_prefix()
+    store = RedisStore(redis_server.url, prefix=prefix)
+    hitl = Elicitation(
+        MCPServer("stale"),
+        store=store,
+        broker=RedisBroker(redis_server.url, prefix=prefix),
+        secret=SECRET,
+        node_id="node-b",
+    )
+    engine = hitl._engine
+    run = Run(new_id(), "provision", None, mrtr=True, hosting=Hosting.HOSTED)
+    engine.registry.runs[run.id] = run
+    try:
+        await engine.records.keep_run(run, 60.0)
+        await store.put_question("q-1", run.id, b"node-a's question", 4e9)
+        run.wrote_record("q-1")  # its end would delete the question records it wrote
+        assert await store.claim_run(run.id, "node-b", "node-a")  # node-a took it over while node-b was frozen
+        await engine.runs._forget(run, kept=True)  # node-b thawed, and its copy finished
+        assert await engine.records.owner_of(run.id) == "node-a"
+        assert await store.get_question("q-1") == (run.id, b"node-a's question")
+        assert run.stale
+        assert hitl.active_runs == 0
+    finally:
+        await hitl.aclose()

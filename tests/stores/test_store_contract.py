@@ -163,6 +163,39 @@ async def test_what_is_left_of_an_expired_or_unknown_run_goes_for_any_node(store
     assert await store.delete_owned_run("unknown", "node-b") is True
 
 
+async def test_a_run_is_renewed_for_its_owner_and_left_to_a_node_that_took_it_over(store: Store) -> None:
+    """A node renewing (or keeping, once finished) a run another node has taken over must not take it back."""
+    assert isinstance(store, FencedStore)
+    await stored_run(store, "run-1", {0: b"answer"}, ["run-1-q"])
+
+    assert await store.put_owned_run("run-1", "node-b", b"taken back", later()) == "node-a"
+    assert await store.get_run("run-1") == ("node-a", b"record")
+
+    assert await store.put_owned_run("run-1", "node-a", b"renewed", later()) is None
+    assert await store.get_run("run-1") == ("node-a", b"renewed")
+    assert await store.journal("run-1") == {0: b"answer"}  # renewing a run keeps its journal
+
+
+async def test_a_fenced_write_of_an_expired_or_unknown_run_goes_through_for_any_node(store: Store) -> None:
+    assert isinstance(store, FencedStore)
+    await store.put_run("gone", "node-a", b"record", earlier())
+    assert await store.put_owned_run("gone", "node-b", b"mine now", later()) is None
+    assert await store.get_run("gone") == ("node-b", b"mine now")
+
+    assert await store.put_owned_run("unknown", "node-b", ODD_BYTES, later()) is None
+    assert await store.get_run("unknown") == ("node-b", ODD_BYTES)
+
+
+async def test_a_fenced_write_sets_the_expiry_of_the_run_and_its_journal(store: Store) -> None:
+    assert isinstance(store, FencedStore)
+    await store.put_run("run-1", "node-a", b"record", later())
+    await store.append_journal("run-1", 0, b"answer")
+    assert await store.put_owned_run("run-1", "node-a", b"record", earlier()) is None
+    assert await store.get_run("run-1") is None
+    await store.sweep()
+    assert await store.journal("run-1") == {}
+
+
 async def test_every_built_in_store_takes_a_round_in_one_step(store: Store) -> None:
     assert isinstance(store, RoundStore)
 

@@ -231,9 +231,12 @@ class RunHost:
     async def _forget(self, run: Run, *, kept: bool = False) -> None:
         """Delete a finished run's records unless another node took the run over (`kept`: see `_engine/ended.py`)."""
         try:
-            if kept and not (self.policy.shared and await self.held_elsewhere(run)):
-                await self.records.keep_finished_run(run, self.policy.run_expiry)
-            elif not kept:
+            if kept:
+                # Fenced on a shared store: a copy whose run another node took over leaves it to that node.
+                other = await self.records.keep_finished_run(run, self.policy.run_expiry, fenced=self.policy.shared)
+                if other is not None:
+                    self._drop_stale(run, other)
+            else:
                 await self.records.forget_run(run.id)
         except StoreUnavailable:
             logger.warning("Could not delete finished run %s; it expires on its own", run.id)
@@ -395,6 +398,10 @@ class RunHost:
         expiry = self.policy.run_expiry
         if run.stored_until - time.time() > expiry:
             return
-        if run.stored and self.policy.shared and await self.held_elsewhere(run):
+        fenced = run.stored and self.policy.shared
+        if fenced and run.stale:
             raise NotHeld
-        await self.records.keep_run(run, expiry * 1.5)
+        other = await self.records.keep_run(run, expiry * 1.5, fenced=fenced)
+        if other is not None:
+            self._drop_stale(run, other)
+            raise NotHeld

@@ -103,6 +103,7 @@ class Records:
         self.closes_answered = hasattr(store, "take_round")
         """Taking a round also forgets its answered questions' records: nobody need delete them after."""
         self._fenced = hasattr(store, "delete_owned_run")
+        self._puts_fenced = hasattr(store, "put_owned_run")
 
     def keeps(self, secret_fields: Sequence[str]) -> bool:
         """Whether an answer with these secret fields may be journaled: only when it can be sealed."""
@@ -145,15 +146,30 @@ class Records:
     async def save_run(self, run_id: str, principal: str | None, record: RunRecord, ttl: float) -> None:
         await self.store.put_run(run_id, self.node, self._sealed_run(run_id, principal, record), time.time() + ttl)
 
-    async def keep_run(self, run: Run, ttl: float) -> None:
+    async def keep_run(self, run: Run, ttl: float, *, fenced: bool = False) -> str | None:
         """Write (or renew) a hosted run's record, so other requests and nodes find it; from now on its end
         deletes it. Its tool, arguments and era never change, and a node seals with one key for its whole life
-        (a rotated secret takes a restart): it is sealed once, and renewals write those bytes."""
+        (a rotated secret takes a restart): it is sealed once, and renewals write those bytes.
+
+        `fenced`: only while no other node owns the run (one that took it over); else nothing is written and the
+        answer is that node's id. None: written.
+        """
         until = time.time() + ttl
         if run.record is None:
             run.record = self._sealed_run(run.id, run.principal, RunRecord(run.tool, run.arguments, run.mrtr))
-        await self.store.put_run(run.id, self.node, run.record, until)
+        if not fenced:
+            await self.store.put_run(run.id, self.node, run.record, until)
+        elif self._puts_fenced:  # one step, fenced by the store
+            other = await cast(FencedStore, self.store).put_owned_run(run.id, self.node, run.record, until)
+            if other is not None:
+                return other
+        else:
+            other = await self.owner_of(run.id)
+            if other is not None and other != self.node:
+                return other
+            await self.store.put_run(run.id, self.node, run.record, until)
         run.mark_stored(until)
+        return None
 
     async def load_run(self, run_id: str, principal: str | None) -> tuple[str, RunRecord] | None:
         """(owner, record), or None when unknown, expired, or someone else's."""
@@ -281,13 +297,17 @@ class Records:
         if run is not None:
             run.records_gone((question_id,))
 
-    async def keep_finished_run(self, run: Run, ttl: float) -> None:
+    async def keep_finished_run(self, run: Run, ttl: float, *, fenced: bool = False) -> str | None:
         """Keep a finished run's record and journal `ttl` seconds more (for a resend of its last retry); its
-        questions go now, so none of their pages or callbacks takes an answer (if it may still hold any)."""
-        if run.may_have_question_records:
+        questions go now, so none of their pages or callbacks takes an answer (if it may still hold any).
+
+        `fenced`: as for `keep_run`; a run another node owns now is left to it, questions and all (that node's id
+        is the answer)."""
+        other = await self.keep_run(run, ttl, fenced=fenced)
+        if other is None and run.may_have_question_records:
             for question_id in await self.store.run_questions(run.id):
                 await self.store.delete_question(question_id)
-        await self.keep_run(run, ttl)
+        return other
 
     # -- the journal, and the claims that take answers once --------------------------------
 

@@ -23,8 +23,8 @@ Every backend implements the `Store` and `Broker` protocols of
 `elicitkit.stores.base`; bring your own by implementing them. A broker that
 also implements `PresenceBroker` (Redis does) lets a node tell a crashed owner
 within a fraction of a second instead of waiting out its heartbeat; a store that
-also implements `FencedStore` (all three do) forgets a finished run in one round
-trip, fenced by its owner, instead of a read and a delete; one that also
+also implements `FencedStore` (all three do) renews or forgets a run in one round
+trip, fenced by its owner, instead of a read and a write; one that also
 implements `RoundStore` (all three do) takes a round of answers (journal, spent
 token, answered questions) in one step instead of one per part. All three also
 agree on what the protocols leave open (the contract tests pin it):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 __all__ = [
     "PUT_RUN",
+    "PUT_OWNED_RUN",
     "CLAIM_RUN",
     "DELETE_RUN",
     "DELETE_OWNED_RUN",
@@ -42,6 +43,19 @@ PUT_RUN = (
 redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'record', ARGV[2])
 expire(KEYS[1], ARGV[3])
 expire(KEYS[2], ARGV[3])
+"""
+)
+
+# KEYS: run, journal. ARGV: owner, record, expiry. Another node's live run is left as it is: its owner is returned.
+PUT_OWNED_RUN = (
+    _EXPIRE
+    + """
+local owner = redis.call('HGET', KEYS[1], 'owner')
+if owner and owner ~= ARGV[1] then return owner end
+redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'record', ARGV[2])
+expire(KEYS[1], ARGV[3])
+expire(KEYS[2], ARGV[3])
+return false
 """
 )
 

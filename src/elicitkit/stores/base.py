@@ -112,11 +112,19 @@ class Store(Protocol):
 
 @runtime_checkable
 class FencedStore(Store, Protocol):
-    """A `Store` that forgets a finished run in one step, and only while the node finishing it still owns it.
+    """A `Store` that renews or forgets a run in one step, and only while the node doing it still owns it.
 
-    Without it, a node reads the run's owner, then deletes: two round trips, and a takeover in between
-    would go unnoticed. Every built-in store is one; a custom `Store` need not be.
+    Without it, a node reads the run's owner, then writes or deletes: two round trips, and a takeover in
+    between would go unnoticed. Every built-in store is one; a custom `Store` need not be.
     """
+
+    async def put_owned_run(self, run_id: str, owner: str, record: bytes, expires_at: float) -> str | None:
+        """`put_run`, unless another node owns the run now: then nothing changes and the answer is that node's id
+        (None: written).
+
+        A run with no live record (never stored, expired) counts as owned: it is written.
+        """
+        ...
 
     async def delete_owned_run(self, run_id: str, owner: str) -> bool:
         """`delete_run`, unless another node owns the run now: then nothing changes and the answer is False.

@@ -55,6 +55,13 @@ class MemoryStore:
         self._journals.pop(run_id, None)
         self._questions.delete_group(run_id)
 
+    async def put_owned_run(self, run_id: str, owner: str, record: bytes, expires_at: float) -> str | None:
+        run = self._runs.get(run_id)
+        if run is not None and run[2] > time.time() and run[0] != owner:
+            return run[0]
+        self._runs[run_id] = (owner, record, expires_at)
+        return None
+
     async def delete_owned_run(self, run_id: str, owner: str) -> bool:
         run = self._runs.get(run_id)
         if run is not None and run[2] > time.time() and run[0] != owner:

@@ -111,6 +111,7 @@ class RedisStore:
         self._redis: aioredis.Redis | aioredis.RedisCluster = self._open(url)
         script = self._redis.register_script
         self._put_run = script(scripts.PUT_RUN)
+        self._put_owned_run = script(scripts.PUT_OWNED_RUN)
         self._claim_run = script(scripts.CLAIM_RUN)
         self._delete_run = script(scripts.DELETE_RUN)
         self._delete_owned_run = script(scripts.DELETE_OWNED_RUN)
@@ -131,6 +132,13 @@ class RedisStore:
             keys=[self._key("run", run_id), self._key("journal", run_id)],
             args=[owner, record, _expiry_arg(expires_at)],
         )
+
+    async def put_owned_run(self, run_id: str, owner: str, record: bytes, expires_at: float) -> str | None:
+        other = await self._put_owned_run(
+            keys=[self._key("run", run_id), self._key("journal", run_id)],
+            args=[owner, record, _expiry_arg(expires_at)],
+        )
+        return other.decode() if isinstance(other, bytes) else None
 
     async def get_run(self, run_id: str) -> tuple[str, bytes] | None:
         owner, record = await self._redis.hmget(self._key("run", run_id), ["owner", "record"])

@@ -111,6 +111,23 @@ class SQLiteStore:
 
         await self._run(delete)
 
+    async def put_owned_run(self, run_id: str, owner: str, record: bytes, expires_at: float) -> str | None:
+        def put(db: sqlite3.Connection) -> str | None:
+            with _transaction(db):
+                row = db.execute(
+                    "SELECT owner FROM runs WHERE id = ? AND expires_at > ?", (run_id, time.time())
+                ).fetchone()
+                if row is not None and row[0] != owner:
+                    return str(row[0])
+                db.execute(
+                    "INSERT OR REPLACE INTO runs (id, owner, record, expires_at) VALUES (?, ?, ?, ?)",
+                    (run_id, owner, record, expires_at),
+                )
+                return None
+
+        other: str | None = await self._run(put)
+        return other
+
     async def delete_owned_run(self, run_id: str, owner: str) -> bool:
         def delete(db: sqlite3.Connection) -> bool:
             with _transaction(db):
