@@ -38,6 +38,10 @@ str, Literal choice) and gets the same answer; both servers are plain
 
 Variants are warmed up, then sampled `--repeats` times, interleaved in
 alternating order so drift on a noisy machine hits every variant alike.
+Each variant's Python bytecode instructions per elicitation are then counted
+(`bench/_opcodes.py`, over 50 elicitations): the same on every run, however
+busy the machine; read them beside the times, which also see pydantic-core and
+the OS.
 Figures are MEDIANS; the ratio is the median of the per-repeat ratios
 (elicitkit ÷ fastmcp, measured back to back).
 
@@ -73,6 +77,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 import anyio
+from _opcodes import Opcodes, count_each
+from _opcodes import report as report_opcodes
 from _paired import Call, Comparison, Variant, interleave, loop_call, single_calls
 from mcp_types import (
     ElicitRequest,
@@ -92,6 +98,8 @@ from fastmcp import Client, Context, FastMCP  # noqa: E402
 from fastmcp.server.elicitation import get_elicitation_schema  # noqa: E402
 
 GOAL = 1.0
+OPCODE_UNITS = 50
+"""Elicitations per variant whose bytecode instructions are counted (tracing runs ~50x slower)."""
 MESSAGE = "Deploy v2.1 to production?"
 CONTENT: dict[str, Any] = {"approved": True, "note": "ship it", "color": "green"}
 LEGACY, MODERN = "2025-11-25", "2026-07-28"
@@ -192,7 +200,7 @@ def calls_of(client: Client) -> Call:
     return call
 
 
-async def bench(n: int, repeats: int) -> tuple[list[Variant], list[Comparison]]:
+async def bench(n: int, repeats: int) -> tuple[list[Variant], list[Comparison], dict[int, Opcodes]]:
     plain, kit = fastmcp_server(), elicitkit_server()
     async with (
         Client(plain, mode="legacy", elicitation_handler=person) as plain_legacy,
@@ -215,11 +223,17 @@ async def bench(n: int, repeats: int) -> tuple[list[Variant], list[Comparison]]:
             checked := variant(MODERN, "fastmcp", "guard, requestState checked", plain_modern, checked_calls),
         ]
         await interleave(variants, n, repeats)
-        return variants, [
-            Comparison(LEGACY, kit_loop, plain_loop),
-            Comparison(MODERN, kit_once, guard),
-            Comparison(f"{MODERN} vs checked guard", kit_once, checked),
-        ]
+        # Counted once each, after the timing (tracing is slow): a figure the machine's noise cannot move.
+        counted = await count_each(variants, min(n, OPCODE_UNITS))
+        return (
+            variants,
+            [
+                Comparison(LEGACY, kit_loop, plain_loop),
+                Comparison(MODERN, kit_once, guard),
+                Comparison(f"{MODERN} vs checked guard", kit_once, checked),
+            ],
+            counted,
+        )
 
 
 async def checked_calls(call: Call, n: int, label: str) -> float:
@@ -229,7 +243,14 @@ async def checked_calls(call: Call, n: int, label: str) -> float:
 # -- report --------------------------------------------------------------------
 
 
-def report(variants: list[Variant], comparisons: list[Comparison], n: int, repeats: int, seconds: float) -> float:
+def report(
+    variants: list[Variant],
+    comparisons: list[Comparison],
+    counted: dict[int, Opcodes],
+    n: int,
+    repeats: int,
+    seconds: float,
+) -> float:
     print(
         f"elicitkit on fastmcp vs fastmcp's own elicitation (in memory): N={n}, {repeats} repeats, medians; "
         f"python {platform.python_version()}, fastmcp {version('fastmcp')}, mcp {version('mcp')}, "
@@ -247,6 +268,7 @@ def report(variants: list[Variant], comparisons: list[Comparison], n: int, repea
         paired = c.paired
         verdict = "met" if c.ratio <= GOAL else "MISSED"
         print(f"{c.name}  {c.ratio:.3f}  (range {min(paired):.3f}..{max(paired):.3f}; goal <= {GOAL:.1f}: {verdict})")
+    report_opcodes(variants, comparisons, counted)
     print(f"total {seconds:.1f} s")
     # The goal is on the issue's two pairs; the checked guard's pair is the like-for-like figure next to them.
     return max(c.ratio for c in comparisons if c.name in (LEGACY, MODERN))
@@ -265,8 +287,8 @@ def main(argv: list[str] | None = None) -> None:
     warnings.simplefilter("ignore")  # fastmcp's deprecation notices are not what is measured either
 
     start = time.perf_counter()
-    variants, comparisons = anyio.run(bench, args.n, args.repeats)
-    ratio = report(variants, comparisons, args.n, args.repeats, time.perf_counter() - start)
+    variants, comparisons, counted = anyio.run(bench, args.n, args.repeats)
+    ratio = report(variants, comparisons, counted, args.n, args.repeats, time.perf_counter() - start)
     print(f"ratio={ratio:.3f}")
 
 

@@ -43,6 +43,12 @@ Variants are warmed up first, then sampled `--repeats` times, interleaved and
 in alternating order (forward, then reversed) so that drift on a noisy machine
 hits every variant alike. Reported figures are MEDIANS over the repeats.
 
+With the informational rows, each variant's Python bytecode instructions per
+elicitation are also counted (`bench/_opcodes.py`, over 100 elicitations, after
+the timing): the same figure on every run, however busy the machine, by package
+(elicitkit's own, anyio's, the SDK's). It does not see time spent outside
+Python (pydantic-core, the OS), which wall time does: read the two side by side.
+
 How to run
 ----------
 From the repository root::
@@ -82,11 +88,13 @@ import logging
 import os
 import platform
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.metadata import version
 from typing import Annotated, Any, Literal
 
 import anyio
+from _opcodes import Opcodes, count_each
+from _opcodes import report as report_opcodes
 from _paired import Comparison, Variant, interleave, loop_call, single_calls
 from mcp import Client
 from mcp.client.session import ClientRequestContext
@@ -99,6 +107,8 @@ from pydantic import BaseModel
 from elicitkit import Accepted, Elicitation
 
 TARGET = 1.05
+OPCODE_UNITS = 100
+"""Elicitations per variant whose bytecode instructions are counted (tracing runs ~50x slower)."""
 MESSAGE = "Deploy v2.1 to production?"
 CONTENT: dict[str, Any] = {"approved": True, "note": "ship it", "color": "green"}
 LEGACY, MODERN = "2025-11-25", "2026-07-28"
@@ -195,6 +205,8 @@ class Results:
     """Like-for-like elicitkit/bare SDK, one per era; the first is the 2025-11-25 target."""
     extra: list[Comparison]
     """Informational comparisons (the transport floor, elicitkit's multi-question MRTR call)."""
+    opcodes: dict[int, Opcodes] = field(default_factory=dict)
+    """Python bytecode instructions per elicitation, by variant (its `id`; with the extras)."""
 
 
 async def bench(n: int, repeats: int, extras: bool) -> Results:
@@ -236,6 +248,9 @@ async def bench(n: int, repeats: int, extras: bool) -> Results:
             ]
 
         await interleave(results.variants, n, repeats)
+        if extras:
+            # Counted once each, after the timing (tracing is slow): a figure the machine's noise cannot move.
+            results.opcodes = await count_each(results.variants, min(n, OPCODE_UNITS))
         return results
 
 
@@ -266,6 +281,8 @@ def report(results: Results, n: int, repeats: int, seconds: float) -> float:
         print("informational:")
         for c in results.extra:
             print(f"{c.name}: {c.ratio:.3f}")
+    if results.opcodes:
+        report_opcodes(results.variants, results.headline + results.extra, results.opcodes)
     legacy = results.headline[0]
     verdict = "met" if legacy.ratio <= TARGET else "MISSED"
     print(f"target (DESIGN.md): {LEGACY} elicitkit/bare <= {TARGET:.2f}: {verdict}; total {seconds:.1f} s")
