@@ -231,7 +231,7 @@ def check_params(rctx: ServerRequestContext[Any, Any], *, own: tuple[str, ...] =
     if version is None:
         return
     params = rctx.params
-    if params is not None and own:
+    if params is not None and own and any(key in params for key in own):  # (copied only when there is one)
         params = {key: value for key, value in params.items() if key not in own}
     body = {"method": rctx.method} | ({} if params is None else {"params": params})
     model = MONOLITH_REQUESTS.get(rctx.method)
