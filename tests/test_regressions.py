@@ -158,7 +158,7 @@ async def test_the_stored_run_outlives_the_wait_after_every_round_and_is_renewed
     import sqlite3
     import time
 
-    from elicitkit._engine import host, records
+    from elicitkit._engine import records, tenure
     from tests.test_durable import SECRET, node
 
     path = tmp_path / "state.db"
@@ -169,7 +169,7 @@ async def test_the_stored_run_outlives_the_wait_after_every_round_and_is_renewed
         return time.time() + clock["skew"]
 
     # The engine's own clock runs ahead on demand (the store's keeps real time), so a renewal is due without sleeping.
-    monkeypatch.setattr(host, "time", type("Clock", (), {"time": staticmethod(now)}))
+    monkeypatch.setattr(tenure, "time", type("Clock", (), {"time": staticmethod(now)}))
     monkeypatch.setattr(records, "time", type("Clock", (), {"time": staticmethod(now)}))
 
     def expiry() -> float:

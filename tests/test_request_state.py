@@ -5,6 +5,8 @@ The reuse and tampering tests run on the SDK's in-memory pipe and over real stre
 
 from __future__ import annotations
 
+import asyncio
+
 import anyio
 import pytest
 from mcp.server.mcpserver import Context
@@ -12,6 +14,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, InputRequiredResult, TextContent
 
 from elicitkit import Accepted
+from elicitkit._engine.deadlines import here
 from elicitkit.testing import ScriptedHuman, accept
 from tests.scenes import (
     Rounds,
@@ -171,6 +174,27 @@ async def test_unanswered_questions_are_asked_again_and_answers_bind_by_question
         final = await rounds.answer(client, partial, input_responses={by_message["left"]: accept({"value": "L"})})
     assert isinstance(final, CallToolResult)
     assert final.content == [TextContent(type="text", text="L,R")]
+
+
+async def test_a_run_waits_for_each_round_on_the_loops_one_deadline_timer_and_leaves_nothing_on_it() -> None:
+    # Between rounds a run's expiry clock runs on the loop's one deadline timer (as its questions' deadlines do):
+    # a timer of its own each round would stay in the loop's heap of timers until due, run_expiry later.
+    server, hitl, _ = two_step_server()
+    ship = Rounds("ship", {"version": "4.0"})
+    timer = here()
+    assert timer is not None
+    loop = asyncio.get_running_loop()
+    async with by_hand(server) as client:
+        timers = len(loop._scheduled)  # type: ignore[attr-defined]
+        for _ in range(5):
+            first = await ship.start(client)
+            assert timer.waiting == 2  # the run's clock and its question's deadline
+            second = await ship.answer(client, first, True)
+            done = await ship.answer(client, second, "n")
+            assert isinstance(done, CallToolResult)
+        await settled(hitl)
+        assert timer.waiting == 0
+        assert len(loop._scheduled) <= timers + 1  # type: ignore[attr-defined]  # (the one deadline timer)
 
 
 async def test_a_run_whose_retry_never_comes_is_cancelled_and_freed_after_its_expiry() -> None:

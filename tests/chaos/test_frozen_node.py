@@ -25,8 +25,8 @@ from mcp_types import CallToolResult, InputRequiredResult
 
 from elicitkit import Elicitation
 from elicitkit._core.kinds import Hosting, new_id
-from elicitkit._engine.host import NotHeld
 from elicitkit._engine.run import Run
+from elicitkit._engine.tenure import NotHeld
 from elicitkit.stores.redis import RedisBroker, RedisStore
 from tests.chaos.conftest import open_gate, pair
 from tests.chaos.nodes import SECRET, effects_of, running
@@ -120,7 +120,7 @@ async def test_a_stale_copy_renewing_its_runs_record_leaves_the_run_to_the_node_
         await engine.records.keep_run(run, 5.0)  # written long enough ago that its renewal is due
         assert await store.claim_run(run.id, "node-b", "node-a")  # node-a took it over while node-b was frozen
         with pytest.raises(NotHeld):
-            await engine.runs.store_run(run)  # node-b thawed, about to hand out the copy's next round
+            await engine.runs.tenure.store_run(run)  # node-b thawed, about to hand out the copy's next round
         assert await engine.records.owner_of(run.id) == "node-a"
         assert run.stale
         assert hitl.active_runs == 0
@@ -150,7 +150,7 @@ async def test_a_stale_copy_finishing_its_run_leaves_the_run_and_its_questions_t
         await store.put_question("q-1", run.id, b"node-a's question", 4e9)
         run.wrote_record("q-1")  # its end would delete the question records it wrote
         assert await store.claim_run(run.id, "node-b", "node-a")  # node-a took it over while node-b was frozen
-        await engine.runs._forget(run, kept=True)  # node-b thawed, and its copy finished
+        await engine.runs.tenure.forget(run, kept=True)  # node-b thawed, and its copy finished
         assert await engine.records.owner_of(run.id) == "node-a"
         assert await store.get_question("q-1") == (run.id, b"node-a's question")
         assert run.stale

@@ -29,10 +29,11 @@ from elicitkit._engine import refusals
 from elicitkit._engine.arrival import Arrival, Taken
 from elicitkit._engine.cluster import Cluster, decode_outcome, encode_outcome
 from elicitkit._engine.door import Door, Live, Recorded
-from elicitkit._engine.host import NotHeld, RunHost
+from elicitkit._engine.host import RunHost
 from elicitkit._engine.policy import Policy
 from elicitkit._engine.records import QuestionRecord, Records
 from elicitkit._engine.registry import Registry
+from elicitkit._engine.tenure import NotHeld
 from elicitkit._errors import InvalidElicitationContent
 from elicitkit._fallback import PROBLEMS_META, error_result, parse_send_args
 from elicitkit._schema import authored
@@ -122,7 +123,7 @@ class Answers:
         self.registry.unpark(run)  # not to hibernate while its answers are journaled
         taken = await self.door.take(live, arrival)
         if taken.refusal is not None:
-            if taken.refusal == "reused" and self.policy.shared and await self.host.held_elsewhere(run):
+            if taken.refusal == "reused" and self.policy.shared and await self.host.tenure.held_elsewhere(run):
                 raise NotHeld
             raise _refused(taken)
         if arrival.source == "model" and not taken.resent:

@@ -1,4 +1,4 @@
-"""One timer for the deadlines of every waiting question of a process.
+"""One timer for the deadlines of every waiting question (and every run waiting for its next round) of a process.
 
 A question waits in a cancel scope that ending the wait cancels: its
 deadline, or an answer from elsewhere withdrawing the request in flight. Given
@@ -15,7 +15,9 @@ ended entries come to outnumber waiting ones): the heap never holds more than
 twice what waits, and nothing once all have ended.
 
 `bounded(deadline)` gives a question its scope and entry, `discard(entry)`
-takes the entry back when the wait ends. The timer is asyncio's (one heap per
+takes the entry back when the wait ends; a hosted run puts its own scope on the
+same heap while it waits for its next request (`Run.suspend`), which most runs
+leave long before it expires. `cancel_scope()` makes a scope the same direct way. The timer is asyncio's (one heap per
 running loop); on other backends each scope keeps its own deadline. `now()` is
 the clock those deadlines are on, read without anyio's per-call backend lookup.
 """
@@ -32,7 +34,7 @@ from typing import Any
 
 import anyio
 
-__all__ = ["Deadlines", "Entry", "bounded", "discard", "here", "now"]
+__all__ = ["Deadlines", "Entry", "bounded", "cancel_scope", "discard", "here", "now"]
 
 Entry = list[Any]
 """`[deadline, order, scope, deadlines]` in the heap: a list, so that ending its wait can clear the scope (None)
@@ -146,6 +148,15 @@ def bounded(deadline: float) -> tuple[anyio.CancelScope, Entry | None]:
         return anyio.CancelScope(deadline=deadline), None
     scope = deadlines.scope_type()  # cancelled before it is entered, it cancels on entry (a deadline that has passed)
     return scope, deadlines.add(deadline, scope)
+
+
+def cancel_scope(*, shield: bool = False) -> anyio.CancelScope:
+    """`anyio.CancelScope(shield=shield)`, made directly on asyncio: `anyio.CancelScope()` finds the backend first
+    and runs `__init__` twice (its own class's, then the backend's), on every run and every journaled answer."""
+    deadlines = here()
+    if deadlines is None:
+        return anyio.CancelScope(shield=shield)
+    return deadlines.scope_type(shield=shield)
 
 
 def discard(entry: Entry | None) -> None:

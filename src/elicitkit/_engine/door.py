@@ -27,13 +27,12 @@ import logging
 from collections.abc import Mapping
 from typing import Protocol
 
-import anyio
-
 from elicitkit._core.journal import Entry, Held, held_at
 from elicitkit._core.kinds import Answer, Mode, RouteName
 from elicitkit._core.once import fingerprint
 from elicitkit._core.replies import Ruling, Source, Standing, accepts, counts_attempt, rule
 from elicitkit._engine.arrival import Arrival, Taken
+from elicitkit._engine.deadlines import cancel_scope
 from elicitkit._engine.policy import Policy
 from elicitkit._engine.question import Question
 from elicitkit._engine.records import QuestionRecord, Records
@@ -187,7 +186,7 @@ class Door:
             # Written and delivered together: a request cancelled (its connection dropped) while the store writes
             # would leave the round spent in the store and the answer never delivered, and a resend of the same
             # retry, taken as the first, would wait for the run forever.
-            with anyio.CancelScope(shield=True):
+            with cancel_scope(shield=True):
                 gone = await self._write(target, arrival, taken, found)
         if gone is None:
             return taken

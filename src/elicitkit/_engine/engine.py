@@ -89,7 +89,7 @@ class Engine:
             async with anyio.create_task_group() as tg:
                 if self.policy.shared:
                     await tg.start(self.cluster.serve, self._principal_of, self._forwarded)
-                    tg.start_soon(self.cluster.heartbeat, self.policy.lease, self.runs.recheck)
+                    tg.start_soon(self.cluster.heartbeat, self.policy.lease, self.runs.tenure.recheck)
                 tg.start_soon(self._sweep)
                 try:
                     async with self.runs.hosting(lifespan_state, tg):
@@ -151,7 +151,7 @@ class Engine:
         if entry is not None and reusable_step(entry, name):
             return entry.value
         if not run.stored:
-            await self.runs.store_run(run)  # its journal goes with its record
+            await self.runs.tenure.store_run(run)  # its journal goes with its record
         elif self.policy.shared:
             # Fencing: a body whose run another node took over must not perform the side effect again.
             owner = await self.records.owner_of(run.id)

@@ -12,7 +12,6 @@ run replays it, and replay returns every journaled answer and step at once.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from contextvars import ContextVar
@@ -30,26 +29,23 @@ from elicitkit._core.journal import Entry
 from elicitkit._core.kinds import BY_ANSWER_TOOL, BY_LATER_REQUEST, Hosting, new_id
 from elicitkit._engine import refusals
 from elicitkit._engine.cluster import Cluster
+from elicitkit._engine.deadlines import cancel_scope, now
 from elicitkit._engine.policy import Policy
 from elicitkit._engine.question import Question
 from elicitkit._engine.records import Records, RunRecord
 from elicitkit._engine.registry import Registry
 from elicitkit._engine.run import Final, Run
 from elicitkit._engine.tasks import TaskBook, TaskRecord
+from elicitkit._engine.tenure import Tenure
 from elicitkit._errors import StoreUnavailable
 from elicitkit._fallback import render_pending
 
-__all__ = ["NotHeld", "RunHost", "current_run"]
+__all__ = ["RunHost", "current_run"]
 
 logger = logging.getLogger("elicitkit")
 
 current_run: ContextVar[Run | None] = ContextVar("elicitkit_run", default=None)
 """The run whose body is executing in this task (None outside tool calls elicitkit saw)."""
-
-
-class NotHeld(Exception):
-    """The run turned out to be another node's: this node's copy was stale (the node was frozen or cut off while
-    the other took the run over), and it has stopped."""
 
 
 class RunHost:
@@ -61,6 +57,7 @@ class RunHost:
         self.records = records
         self.cluster = cluster
         self.tasks = tasks
+        self.tenure = Tenure(policy, registry, records)
         # The lifespan's task group, found through the context its requests inherit (stdio,
         # in-memory clients, HTTP sessions), or else by the identity of the lifespan state.
         self._host_var: ContextVar[anyio.abc.TaskGroup | None] = ContextVar(f"elicitkit_host_{id(self)}", default=None)
@@ -112,7 +109,7 @@ class RunHost:
         # The record waits until something outside this request may look for the run (its first round, a step,
         # a channel question): a call that asks nothing costs the store nothing.
         if task is not None:
-            await self.store_run(run)  # polled from the store at once
+            await self.tenure.store_run(run)  # polled from the store at once
             record = await self.tasks.start(run, task)
             host.start_soon(self.drive, run, rctx, call_next)
             return self.tasks.created(run, record, legacy=True)
@@ -224,22 +221,9 @@ class RunHost:
             self.registry.release(run)
             if finished and run.stored and not run.stale:
                 # Shutdown is the other way out: then the records stay, and a restart replays the run.
-                kept = self.registry.ended.keep(run, anyio.current_time(), self.policy.run_expiry)
-                with anyio.CancelScope(shield=True):
-                    await self._forget(run, kept=kept)
-
-    async def _forget(self, run: Run, *, kept: bool = False) -> None:
-        """Delete a finished run's records unless another node took the run over (`kept`: see `_engine/ended.py`)."""
-        try:
-            if kept:
-                # Fenced on a shared store: a copy whose run another node took over leaves it to that node.
-                other = await self.records.keep_finished_run(run, self.policy.run_expiry, fenced=self.policy.shared)
-                if other is not None:
-                    self._drop_stale(run, other)
-            else:
-                await self.records.forget_run(run.id)
-        except StoreUnavailable:
-            logger.warning("Could not delete finished run %s; it expires on its own", run.id)
+                kept = self.registry.ended.keep(run, now(), self.policy.run_expiry)
+                with cancel_scope(shield=True):
+                    await self.tenure.forget(run, kept=kept)
 
     async def await_outcome(self, run: Run, rctx: ServerRequestContext[Any, Any] | None) -> HandlerResult:
         """Wait for the run's next outcome on behalf of a request (None: a request forwarded from another node)."""
@@ -268,7 +252,7 @@ class RunHost:
             return self._still_waiting(run)
         if outcome == "task":
             # The body asked on a human channel and this client takes tasks: it polls from now on.
-            await self.store_run(run)
+            await self.tenure.store_run(run)
             record = await self.tasks.start(run, None)
             return self.tasks.created(run, record, legacy=False)
         if isinstance(outcome, Final):
@@ -279,7 +263,7 @@ class RunHost:
             return result
         # The run waits for another round: keep its records alive for as long as it may.
         try:
-            await self.store_run(run)
+            await self.tenure.store_run(run)
         except StoreUnavailable:
             run.scope.cancel()  # nobody could come back for it: the client starts the call again
             raise
@@ -337,71 +321,3 @@ class RunHost:
             return self._pending_for_model(run, by_model[0], note)
         nonce = run.expect_retry(self.policy.run_expiry)
         return InputRequiredResult(request_state=encode_state(run.id, nonce))
-
-    async def recheck(self) -> None:
-        """Look each run this node holds up in the store, after the node was counted gone or the store forgot it.
-
-        A run another node took over meanwhile is that node's: this copy stops and leaves the records to it. A run
-        the store no longer knows (it restarted without its data) is recorded again, with the questions its client
-        or the model answers, so that its next request may land on any node and still reach it here.
-        """
-        lost = 0
-        for run in [run for run in self.registry.runs.values() if run.hosted and run.stored]:
-            owner = await self.records.owner_of(run.id)
-            if self.registry.runs.get(run.id) is not run:
-                continue  # it ended meanwhile
-            if owner is None and run.final is None and not run.ending:
-                await self._record_again(run)
-                lost += 1
-            elif owner is not None and owner != self.policy.node:
-                self._drop_stale(run, owner)
-        if lost:
-            logger.warning("Node %s recorded %d lost run(s) again", self.policy.node, lost)
-
-    async def held_elsewhere(self, run: Run) -> bool:
-        """Whether another node owns `run` now (it took the run over while this node was frozen or cut off); then
-        this copy stops, and leaves the records to that node."""
-        if run.stale:
-            return True
-        owner = await self.records.owner_of(run.id)
-        if owner is None or owner == self.policy.node:
-            return False
-        self._drop_stale(run, owner)
-        return True
-
-    def _drop_stale(self, run: Run, owner: str) -> None:
-        if not run.stale:  # found by one of several lookups at once: said once
-            logger.warning("Run %s belongs to node %s now; this node drops its stale copy", run.id, owner)
-            run.taken_over()
-        self.registry.release(run)
-
-    async def _record_again(self, run: Run) -> None:
-        """Write a live run's lost records again: its own, for as long as this node last wrote it to last, and its
-        open questions' (what `MrtrRoute` stores; a channel's question records what only its channel knows)."""
-        await self.records.keep_run(run, max(run.stored_until - time.time(), self.policy.run_expiry * 1.5))
-        for question in list(run.pending.values()):
-            if question.route in BY_LATER_REQUEST:
-                await self.records.save_pending(run, question, self.policy.wall_expiry(question))
-        if run.final is not None or self.registry.runs.get(run.id) is not run:
-            await self._forget(run)  # it ended while it was written: its end may have deleted its records first
-
-    async def store_run(self, run: Run) -> None:
-        """Write (or renew) the run's record, so that it outlives the run's wait for its next request; a store
-        outage then fails the request cleanly (`store_unavailable`).
-
-        The record is written to last half as long again as that wait, so a run asking question after question
-        renews it only every other expiry or so, not on every round.
-
-        Raises `NotHeld` when the record is due for renewal but another node owns the run now: writing it would
-        take the run back from that node.
-        """
-        expiry = self.policy.run_expiry
-        if run.stored_until - time.time() > expiry:
-            return
-        fenced = run.stored and self.policy.shared
-        if fenced and run.stale:
-            raise NotHeld
-        other = await self.records.keep_run(run, expiry * 1.5, fenced=fenced)
-        if other is not None:
-            self._drop_stale(run, other)
-            raise NotHeld

@@ -21,72 +21,19 @@ import hashlib
 import json
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from elicitkit._core.journal import Entry
-from elicitkit._core.kinds import Answer, Mode, RouteName, is_id
+from elicitkit._core.kinds import is_id
 from elicitkit._core.once import Claim, link_binding, spent_token
 from elicitkit._crypto import PlainSealer, SealerLike
 from elicitkit._engine.question import Question
+from elicitkit._engine.recorded import QuestionRecord, RunRecord
 from elicitkit._engine.run import Run
-from elicitkit._errors import InvalidElicitationContent, TamperedRecord
-from elicitkit._schema import FormSchema, compile_schema, problems_in
+from elicitkit._errors import TamperedRecord
 from elicitkit.stores.base import FencedStore, RoundStore, Store
 
 __all__ = ["QuestionRecord", "Records", "RunRecord"]
-
-
-@dataclass(frozen=True, slots=True)
-class RunRecord:
-    tool: str
-    arguments: dict[str, Any]
-    mrtr: bool
-
-
-@dataclass(frozen=True, slots=True)
-class QuestionRecord:
-    """A stored question: what was asked, where it went, and whose it is."""
-
-    run_id: str
-    seq: int
-    digest: str
-    message: str
-    schema: dict[str, Any]
-    route: RouteName
-    principal: str | None
-    mode: Mode = "form"
-    secret: tuple[str, ...] = ()
-    observable: bool = False
-    """Completed by elicitkit's own page (the client's accept only acknowledges it)."""
-    content_private: bool = False
-    """Its answer is a third party's callback parameters, which follow no schema."""
-    via: list[Any] | None = None
-    """A channel question's destination (`Via.to_json`)."""
-    ref: dict[str, Any] | None = None
-    """A channel question's message, as its channel identifies it."""
-    node: str | None = None
-    """The node that asked (a channel question of a run that is not hosted lives only there)."""
-    tool: str | None = None
-    hosted: bool = True
-    expires_at: float = 0.0
-
-    def form(self) -> FormSchema:
-        """Its schema as elicitkit reads and checks it (secret fields marked)."""
-        return replace(compile_schema(self.schema), secret_fields=self.secret)
-
-    @property
-    def secret_fields(self) -> tuple[str, ...]:
-        return self.secret
-
-    @property
-    def is_open(self) -> bool:
-        """A stored question is open for as long as its record lives (the journal says whether it was answered)."""
-        return True
-
-    def problems(self, answer: Answer) -> InvalidElicitationContent | None:
-        """Why an answer cannot be taken, checked against the stored schema."""
-        return problems_in(compile_schema(self.schema), answer.action, answer.content)
 
 
 class Records:

@@ -22,6 +22,7 @@ import anyio.lowlevel
 from elicitkit._core.journal import Entry
 from elicitkit._core.kinds import Hosting
 from elicitkit._core.rounds import Round
+from elicitkit._engine import deadlines
 from elicitkit._engine.question import Question
 from elicitkit._engine.wake import Wake
 
@@ -56,6 +57,7 @@ class Run:
     __slots__ = (
         "_attached",
         "_changed",
+        "_expiry",
         "_picked",
         "_waiting",
         "arguments",
@@ -124,7 +126,9 @@ class Run:
         """The one-time nonce the next retry must echo."""
         self.last_retry: tuple[str, bytes] | None = None
         """The round nonce the latest retry spent, and the fingerprint of its answers (a resend matches both)."""
-        self.scope = anyio.CancelScope()
+        self.scope = deadlines.cancel_scope()
+        self._expiry: deadlines.Entry | None = None
+        """Its entry on the loop's deadline timer while it waits for its next request (`suspend`)."""
         self.rctx: Any = None
         """The request currently waiting for this run's next outcome (its context), if any."""
         self.picked = False
@@ -193,6 +197,7 @@ class Run:
 
     def finish(self, final: Final) -> None:
         self.final = final
+        self.resume()  # the body has ended: nothing left for its clock to stop
         self._notify()
 
     def want_task(self) -> None:
@@ -323,11 +328,27 @@ class Run:
     # -- the clock and the rounds ------------------------------------------------------------
 
     def suspend(self, expiry: float) -> None:
-        """No request is attached any more: start the clock for the next one to come."""
-        self.scope.deadline = anyio.current_time() + expiry
+        """No request is attached any more: start the clock for the next one to come.
+
+        On the loop's one deadline timer, as questions' deadlines are: most runs are picked up long before they
+        expire, and a timer of the scope's own, made and cancelled each round, would stay in the loop's heap of
+        timers until it was due (`run_expiry` later), one more per round for every loop turn to step over."""
+        self.resume()
+        if self.final is not None:
+            return  # the body has ended (its scope with it): as a deadline set on an exited scope, nothing to stop
+        timer = deadlines.here()
+        if timer is None:  # off asyncio: the scope's own deadline
+            self.scope.deadline = anyio.current_time() + expiry
+        else:
+            self._expiry = timer.add(deadlines.now() + expiry, self.scope)
 
     def resume(self) -> None:
-        self.scope.deadline = math.inf
+        """A request is attached again (or the body ended): the clock stops."""
+        if self._expiry is not None:
+            deadlines.discard(self._expiry)
+            self._expiry = None
+        elif self.scope.deadline != math.inf:
+            self.scope.deadline = math.inf
 
     def expect_retry(self, expiry: float) -> str:
         """Hand out a fresh one-time round nonce and start the expiry clock."""
