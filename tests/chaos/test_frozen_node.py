@@ -15,6 +15,8 @@ record is due for renewal): renewing it would write the record as its own and ta
 from __future__ import annotations
 
 import signal
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,7 +28,7 @@ from mcp_types import CallToolResult, InputRequiredResult
 from elicitkit import Elicitation
 from elicitkit._core.kinds import Hosting, new_id
 from elicitkit._engine.run import Run
-from elicitkit._engine.tenure import NotHeld
+from elicitkit._engine.tenure import NotHeld, Tenure
 from elicitkit.stores.redis import RedisBroker, RedisStore
 from tests.chaos.conftest import open_gate, pair
 from tests.chaos.nodes import SECRET, effects_of, running
@@ -101,9 +103,27 @@ async def test_a_frozen_node_thawed_after_a_takeover_passes_the_next_answer_to_t
     assert effects_of(effects) == [tool.effect]
 
 
-async def test_a_stale_copy_renewing_its_runs_record_leaves_the_run_to_the_node_that_took_it_over(
-    redis_server: RedisServer,
-) -> None:
+@dataclass
+class StaleCopy:
+    """Node B's copy of a run, stored by B, which node A then took over while B was frozen."""
+
+    store: RedisStore
+    hitl: Elicitation
+    run: Run
+
+    @property
+    def tenure(self) -> Tenure:
+        return self.hitl._engine.runs.tenure
+
+    async def owner(self) -> str | None:
+        return await self.hitl._engine.records.owner_of(self.run.id)
+
+
+@asynccontextmanager
+async def stale_copy(
+    redis_server: RedisServer, stored_for: float, questions: dict[str, bytes]
+) -> AsyncIterator[StaleCopy]:
+    """B stores its run for `stored_for` seconds (with `questions`, which B wrote), then A claims it."""
     prefix = unique_prefix()
     store = RedisStore(redis_server.url, prefix=prefix)
     hitl = Elicitation(
@@ -117,15 +137,26 @@ async def test_a_stale_copy_renewing_its_runs_record_leaves_the_run_to_the_node_
     run = Run(new_id(), "provision", None, mrtr=True, hosting=Hosting.HOSTED)
     engine.registry.runs[run.id] = run
     try:
-        await engine.records.keep_run(run, 5.0)  # written long enough ago that its renewal is due
+        await engine.records.keep_run(run, stored_for)
+        for question_id, record in questions.items():
+            await store.put_question(question_id, run.id, record, 4e9)
+            run.wrote_record(question_id)  # its end would delete the question records it wrote
         assert await store.claim_run(run.id, "node-b", "node-a")  # node-a took it over while node-b was frozen
-        with pytest.raises(NotHeld):
-            await engine.runs.tenure.store_run(run)  # node-b thawed, about to hand out the copy's next round
-        assert await engine.records.owner_of(run.id) == "node-a"
-        assert run.stale
-        assert hitl.active_runs == 0
+        yield StaleCopy(store, hitl, run)
     finally:
         await hitl.aclose()
+
+
+async def test_a_stale_copy_renewing_its_runs_record_leaves_the_run_to_the_node_that_took_it_over(
+    redis_server: RedisServer,
+) -> None:
+    # Written long enough ago that its renewal is due.
+    async with stale_copy(redis_server, 5.0, {}) as copy:
+        with pytest.raises(NotHeld):
+            await copy.tenure.store_run(copy.run)  # node-b thawed, about to hand out the copy's next round
+        assert await copy.owner() == "node-a"
+        assert copy.run.stale
+        assert copy.hitl.active_runs == 0
 
 
 async def test_a_stale_copy_finishing_its_run_leaves_the_run_and_its_questions_to_the_node_that_took_it_over(
@@ -133,27 +164,9 @@ async def test_a_stale_copy_finishing_its_run_leaves_the_run_and_its_questions_t
 ) -> None:
     # Its end would keep the finished run's record for a resend of the last retry, written as its own, and delete
     # the run's questions: it does neither (one fenced write, no read of the owner first).
-    prefix = unique_prefix()
-    store = RedisStore(redis_server.url, prefix=prefix)
-    hitl = Elicitation(
-        MCPServer("stale"),
-        store=store,
-        broker=RedisBroker(redis_server.url, prefix=prefix),
-        secret=SECRET,
-        node_id="node-b",
-    )
-    engine = hitl._engine
-    run = Run(new_id(), "provision", None, mrtr=True, hosting=Hosting.HOSTED)
-    engine.registry.runs[run.id] = run
-    try:
-        await engine.records.keep_run(run, 60.0)
-        await store.put_question("q-1", run.id, b"node-a's question", 4e9)
-        run.wrote_record("q-1")  # its end would delete the question records it wrote
-        assert await store.claim_run(run.id, "node-b", "node-a")  # node-a took it over while node-b was frozen
-        await engine.runs.tenure.forget(run, kept=True)  # node-b thawed, and its copy finished
-        assert await engine.records.owner_of(run.id) == "node-a"
-        assert await store.get_question("q-1") == (run.id, b"node-a's question")
-        assert run.stale
-        assert hitl.active_runs == 0
-    finally:
-        await hitl.aclose()
+    async with stale_copy(redis_server, 60.0, {"q-1": b"node-a's question"}) as copy:
+        await copy.tenure.forget(copy.run, kept=True)  # node-b thawed, and its copy finished
+        assert await copy.owner() == "node-a"
+        assert await copy.store.get_question("q-1") == (copy.run.id, b"node-a's question")
+        assert copy.run.stale
+        assert copy.hitl.active_runs == 0
