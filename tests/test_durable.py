@@ -124,14 +124,30 @@ async def test_a_tampered_journal_fails_closed_with_a_clear_error(tmp_path: Path
 
 
 class FlakyStore(MemoryStore):
-    """A memory store whose backend can be switched off."""
+    """A memory store whose backend can be switched off: then runs, questions and steps cannot be written (a round
+    of answers still can)."""
 
     down = False
 
-    async def put_run(self, *args: Any, **kwargs: Any) -> None:
+    def _reach(self) -> None:
         if self.down:
             raise ConnectionError("backend unreachable")
+
+    async def put_run(self, *args: Any, **kwargs: Any) -> None:
+        self._reach()
         await super().put_run(*args, **kwargs)
+
+    async def put_question(self, *args: Any, **kwargs: Any) -> None:
+        self._reach()
+        await super().put_question(*args, **kwargs)
+
+    async def put_run_with_question(self, *args: Any, **kwargs: Any) -> None:
+        self._reach()
+        await super().put_run_with_question(*args, **kwargs)
+
+    async def append_journal(self, *args: Any, **kwargs: Any) -> bool:
+        self._reach()
+        return await super().append_journal(*args, **kwargs)
 
 
 async def test_an_unreachable_store_gets_a_clear_retryable_error() -> None:
@@ -147,6 +163,21 @@ async def test_an_unreachable_store_gets_a_clear_retryable_error() -> None:
         asked = await client.session.call_tool("order", {"item": "tea"}, allow_input_required=True)
         assert isinstance(asked, InputRequiredResult)
         assert hitl.active_runs == 1
+
+
+async def test_a_body_whose_step_cannot_be_recorded_ends_the_call_with_the_same_retryable_refusal() -> None:
+    # The store fails under the body (the answer is taken, the step's result cannot be journaled): the client is
+    # told to retry, as a call refused at its start is, instead of being told the tool failed.
+    store = FlakyStore()
+    server, hitl = node(store, [])
+    async with connect(server) as client:
+        asked = await client.session.call_tool("order", {"item": "tea"}, allow_input_required=True)
+        assert isinstance(asked, InputRequiredResult)
+        store.down = True
+        with pytest.raises(MCPError, match="store is unavailable") as info:
+            await round_trip(client, asked, "2")
+        assert info.value.error.data == {"reason": "store_unavailable"}
+        await settled(hitl)
 
 
 async def test_a_shared_store_kept_in_plaintext_on_purpose_still_warns_loudly(
@@ -235,6 +266,10 @@ class CountingStore(MemoryStore):
     async def put_owned_run(self, *args: Any, **kwargs: Any) -> str | None:
         self.calls.append("put_owned_run")
         return await super().put_owned_run(*args, **kwargs)
+
+    async def put_run_with_question(self, *args: Any, **kwargs: Any) -> None:
+        self.calls.append("put_run_with_question")
+        await super().put_run_with_question(*args, **kwargs)
 
     async def put_question(self, *args: Any, **kwargs: Any) -> None:
         self.calls.append("put_question")
@@ -396,11 +431,10 @@ async def deploy_once(store: Any, broker: Any = None) -> None:
 async def test_an_answer_costs_the_store_one_round_trip_and_the_end_of_its_run_one_more() -> None:
     store = CountingStore()
     await deploy_once(store)
-    # The first round stores the question and the run; the retry journals its answer, spends its round and
-    # forgets the question in one step; the run's end renews its record for `run_expiry`, so that its last
-    # retry sent again (its response lost) reaches this node from any other, then it expires.
-    assert sorted(store.calls[:2]) == ["put_question", "put_run"]
-    assert store.calls[2:] == ["take_round", "put_run"]
+    # The first round stores the run with its question in one step; the retry journals its answer, spends its
+    # round and forgets the question in one step; the run's end renews its record for `run_expiry`, so that its
+    # last retry sent again (its response lost) reaches this node from any other, then it expires.
+    assert store.calls == ["put_run_with_question", "take_round", "put_run"]
     assert store._questions._records == {}
     assert list(store._runs) == list(store._journals)
 
@@ -410,8 +444,7 @@ async def test_between_nodes_the_end_of_a_run_renews_its_record_in_one_fenced_wr
     # the store checks the owner as it writes, without a read first.
     store = CountingStore()
     await deploy_once(store, SharedBroker())
-    assert sorted(store.calls[:2]) == ["put_question", "put_run"]
-    assert store.calls[2:] == ["take_round", "put_owned_run"]
+    assert store.calls == ["put_run_with_question", "take_round", "put_owned_run"]
     assert list(store._runs) == list(store._journals)
 
 

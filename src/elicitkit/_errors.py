@@ -8,7 +8,7 @@ ElicitationError
 ├── InvalidElicitationContent   an accepted answer broke the schema (.problems)   (+ ToolError)
 ├── ElicitationVetoed           a hook refused the question or withheld the answer (+ ToolError)
 ├── SchemaError                 a Python type cannot become a restricted schema   (a programmer error)
-├── StoreUnavailable            the store could not be reached
+├── StoreUnavailable            the store could not be reached                    (+ MCPError)
 └── TamperedRecord              a stored record failed to open (modified, other key or mode)
 ```
 
@@ -18,7 +18,10 @@ errors about *this* exchange also derive from the SDK's `ToolError`: one that
 escapes a tool ends the call as an `isError` result carrying its message, so
 the model reads which field was wrong instead of a generic "Error executing
 tool". The others are the server's problem, not the model's: the SDK logs
-them with their traceback and the client only sees that the tool failed.
+them with their traceback and the client only sees that the tool failed; except
+`StoreUnavailable`, which is also the protocol's error (`MCPError`, with
+`data.reason` "store_unavailable"): the call ends with that retryable refusal,
+as a call the store refused at its start does.
 
 Messages never contain the person's answers, only field names and reasons:
 the SDK logs tool errors, and answers may be personal.
@@ -30,6 +33,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
+from mcp_types import INTERNAL_ERROR
 
 __all__ = [
     "ElicitationClientError",
@@ -178,8 +183,19 @@ class SchemaError(ElicitationError, TypeError):
     """
 
 
-class StoreUnavailable(ElicitationError):
-    """The store behind runs and journals could not be reached; what was recorded is kept, retry later."""
+class StoreUnavailable(ElicitationError, MCPError):
+    """The store behind runs and journals could not be reached; what was recorded is kept, retry later.
+
+    Also an `MCPError` (internal error, `data.reason` "store_unavailable"): one that escapes a tool (its question
+    or its `step` could not be recorded) ends the call with that refusal, which says to retry, as the middleware
+    answers a call the store refused at its start; not as a tool that failed, logged with its traceback.
+    """
+
+    def __init__(self, message: str) -> None:
+        MCPError.__init__(self, code=INTERNAL_ERROR, message=message, data={"reason": "store_unavailable"})
+
+    def __str__(self) -> str:
+        return self.message
 
 
 class TamperedRecord(ElicitationError):

@@ -112,7 +112,8 @@ def test_the_redis_backend_without_redis_py_says_which_extra_to_install(monkeypa
     for name in [m for m in sys.modules if m == "redis" or m.startswith("redis.")]:
         monkeypatch.setitem(sys.modules, name, None)
     monkeypatch.setitem(sys.modules, "redis", None)
-    monkeypatch.delitem(sys.modules, "elicitkit.stores.redis", raising=False)
+    for name in [m for m in sys.modules if m.startswith(("elicitkit.stores.redis", "elicitkit.stores._redis"))]:
+        monkeypatch.delitem(sys.modules, name)  # (the store, the broker, and what they share)
 
     with pytest.raises(ImportError, match=r"pip install 'elicitkit\[redis\]'"):
         importlib.import_module("elicitkit.stores.redis")

@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 import pytest
 
-from elicitkit.stores import Broker, FencedStore, RoundStore, SQLiteStore, Store
+from elicitkit.stores import Broker, FencedStore, FirstRoundStore, RoundStore, SQLiteStore, Store
 from tests.redis_server import RedisServer
 from tests.stores.conftest import EXPIRING, unique_prefix
 
@@ -194,6 +194,27 @@ async def test_a_fenced_write_sets_the_expiry_of_the_run_and_its_journal(store: 
     assert await store.get_run("run-1") is None
     await store.sweep()
     assert await store.journal("run-1") == {}
+
+
+async def test_a_run_is_stored_with_its_first_question_in_one_step(store: Store) -> None:
+    assert isinstance(store, FirstRoundStore)
+    await store.put_run_with_question("run-1", "node-a", ODD_BYTES, later(), "run-1-q", b"question", later())
+    assert await store.get_run("run-1") == ("node-a", ODD_BYTES)
+    assert await store.get_question("run-1-q") == ("run-1", b"question")
+    assert await store.run_questions("run-1") == {"run-1-q": b"question"}
+    await store.append_journal("run-1", 0, b"answer")
+    assert await store.journal("run-1") == {0: b"answer"}  # the run lives: its journal is kept
+
+    await store.delete_run("run-1")  # its question goes with it, as one filed with `put_question` would
+    assert await store.get_question("run-1-q") is None
+
+
+async def test_a_first_question_expires_on_its_own_expiry_not_its_runs(store: Store) -> None:
+    assert isinstance(store, FirstRoundStore)
+    await store.put_run_with_question("run-1", "node-a", b"record", later(), "run-1-q", b"question", earlier())
+    assert await store.get_run("run-1") == ("node-a", b"record")
+    assert await store.get_question("run-1-q") is None
+    assert await store.run_questions("run-1") == {}
 
 
 async def test_every_built_in_store_takes_a_round_in_one_step(store: Store) -> None:

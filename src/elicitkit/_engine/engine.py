@@ -25,6 +25,7 @@ import anyio.lowlevel
 from elicitkit._core.journal import Entry, reusable_step
 from elicitkit._crypto import SealerLike
 from elicitkit._engine.answers import Answers
+from elicitkit._engine.asker import Asker
 from elicitkit._engine.channel_route import ChannelRoute
 from elicitkit._engine.cluster import MISSING, Cluster, Missing
 from elicitkit._engine.desk import ChannelDesk
@@ -35,7 +36,6 @@ from elicitkit._engine.page_questions import PageQuestions
 from elicitkit._engine.policy import Policy
 from elicitkit._engine.records import Records
 from elicitkit._engine.registry import Registry
-from elicitkit._engine.routes import Asker
 from elicitkit._engine.run import Run, call
 from elicitkit._engine.stages import Stages
 from elicitkit._engine.tasks import TaskBook

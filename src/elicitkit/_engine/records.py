@@ -31,7 +31,7 @@ from elicitkit._engine.question import Question
 from elicitkit._engine.recorded import QuestionRecord, RunRecord
 from elicitkit._engine.run import Run
 from elicitkit._errors import TamperedRecord
-from elicitkit.stores.base import FencedStore, RoundStore, Store
+from elicitkit.stores.base import FencedStore, FirstRoundStore, RoundStore, Store
 
 __all__ = ["QuestionRecord", "Records", "RunRecord"]
 
@@ -51,6 +51,7 @@ class Records:
         """Taking a round also forgets its answered questions' records: nobody need delete them after."""
         self._fenced = hasattr(store, "delete_owned_run")
         self._puts_fenced = hasattr(store, "put_owned_run")
+        self._first_rounds = hasattr(store, "put_run_with_question")
 
     def keeps(self, secret_fields: Sequence[str]) -> bool:
         """Whether an answer with these secret fields may be journaled: only when it can be sealed."""
@@ -102,21 +103,26 @@ class Records:
         answer is that node's id. None: written.
         """
         until = time.time() + ttl
-        if run.record is None:
-            run.record = self._sealed_run(run.id, run.principal, RunRecord(run.tool, run.arguments, run.mrtr))
+        record = self._run_record(run)
         if not fenced:
-            await self.store.put_run(run.id, self.node, run.record, until)
+            await self.store.put_run(run.id, self.node, record, until)
         elif self._puts_fenced:  # one step, fenced by the store
-            other = await cast(FencedStore, self.store).put_owned_run(run.id, self.node, run.record, until)
+            other = await cast(FencedStore, self.store).put_owned_run(run.id, self.node, record, until)
             if other is not None:
                 return other
         else:
             other = await self.owner_of(run.id)
             if other is not None and other != self.node:
                 return other
-            await self.store.put_run(run.id, self.node, run.record, until)
+            await self.store.put_run(run.id, self.node, record, until)
         run.mark_stored(until)
         return None
+
+    def _run_record(self, run: Run) -> bytes:
+        """The run's sealed record, sealed once: its tool, arguments and era never change."""
+        if run.record is None:
+            run.record = self._sealed_run(run.id, run.principal, RunRecord(run.tool, run.arguments, run.mrtr))
+        return run.record
 
     async def load_run(self, run_id: str, principal: str | None) -> tuple[str, RunRecord] | None:
         """(owner, record), or None when unknown, expired, or someone else's."""
@@ -152,10 +158,19 @@ class Records:
     # -- questions -------------------------------------------------------------------------
 
     async def save_question(
-        self, run: Run, question_id: str, record: QuestionRecord, expires_at: float, *, schema_text: str | None = None
+        self,
+        run: Run,
+        question_id: str,
+        record: QuestionRecord,
+        expires_at: float,
+        *,
+        schema_text: str | None = None,
+        run_ttl: float | None = None,
     ) -> None:
         """Record a question of `run` (which counts it before the write, which may land even when its reply is lost).
-        `schema_text`: `record.schema` already serialised (`FormSchema.wire_text`), when the caller has it."""
+        `schema_text`: `record.schema` already serialised (`FormSchema.wire_text`), when the caller has it.
+        `run_ttl`: the run is recorded too, for that many seconds (its first round: in the same step, where the
+        store can)."""
         value: dict[str, Any] = {
             "run": record.run_id,
             "seq": record.seq,
@@ -178,10 +193,22 @@ class Records:
             encoded = f'"schema":{schema_text}'
         sealed = self._seal(record.principal, value, f"question:{question_id}", encoded=encoded)
         run.wrote_record(question_id)
-        await self.store.put_question(question_id, record.run_id, sealed, expires_at)
+        if run_ttl is None:
+            await self.store.put_question(question_id, record.run_id, sealed, expires_at)
+        elif self._first_rounds:
+            until = time.time() + run_ttl
+            store = cast(FirstRoundStore, self.store)
+            await store.put_run_with_question(
+                run.id, self.node, self._run_record(run), until, question_id, sealed, expires_at
+            )
+            run.mark_stored(until)
+        else:
+            await self.store.put_question(question_id, record.run_id, sealed, expires_at)
+            await self.keep_run(run, run_ttl)
 
-    async def save_pending(self, run: Run, question: Question, expires_at: float) -> None:
-        """Record an open question of a hosted run, so any node can take its answer."""
+    async def save_pending(self, run: Run, question: Question, expires_at: float, run_ttl: float | None = None) -> None:
+        """Record an open question of a hosted run, so any node can take its answer (`run_ttl`: and the run, for
+        that many seconds: see `save_question`)."""
         assert question.route is not None, "a question is stored once its route is chosen"
         record = QuestionRecord(
             run_id=run.id,
@@ -196,7 +223,8 @@ class Records:
             observable=question.observable,
             content_private=question.asked.content_private,
         )
-        await self.save_question(run, question.id, record, expires_at, schema_text=question.schema.wire_text())
+        schema_text = question.schema.wire_text()
+        await self.save_question(run, question.id, record, expires_at, schema_text=schema_text, run_ttl=run_ttl)
 
     def _question(self, question_id: str, principal: str | None, sealed: bytes) -> QuestionRecord | None:
         value = self._opened(principal, sealed, f"question:{question_id}")

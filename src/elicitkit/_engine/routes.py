@@ -10,9 +10,9 @@
 - `HandlerRoute`: the server's own fallback handler answers;
 - `ChannelRoute` (in `channel_route`): a human channel (web inbox, Slack, Discord, Teams).
 
-Each route puts the question and returns once it has an answer; `Asker`
-chooses the route (`_core.routing`), bounds the wait and cleans up, the same
-way for all. A reply the route receives itself (the client's, the handler's)
+Each route puts the question and returns once it has an answer; `Asker` (in
+`asker`) chooses the route (`_core.routing`), bounds the wait and cleans up,
+the same way for all. A reply the route receives itself (the client's, the handler's)
 goes through the door like every other answer.
 """
 
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from contextlib import suppress
 from typing import Any, Protocol, TypeVar
 
 import anyio
@@ -29,11 +28,8 @@ from mcp.shared.exceptions import MCPError, NoBackChannelError
 from pydantic import ValidationError
 
 from elicitkit import _mcp
-from elicitkit._core.journal import reusable_answer
 from elicitkit._core.kinds import Answer, RouteName
 from elicitkit._core.replies import Ruling
-from elicitkit._core.routing import NoRoute, RouteFacts, choose_route, explain
-from elicitkit._engine.deadlines import bounded, discard, now
 from elicitkit._engine.door import Door
 from elicitkit._engine.policy import Policy
 from elicitkit._engine.question import Question
@@ -43,14 +39,25 @@ from elicitkit._engine.run import Run
 from elicitkit._errors import (
     ElicitationClientError,
     ElicitationNotSupported,
-    ElicitationTimeout,
     InvalidElicitationContent,
     Problem,
 )
 from elicitkit._fallback import PendingQuestion
 from elicitkit._mcp import ToolContext
 
-__all__ = ["Asker", "keep_alive", "offer_task", "wants_progress", "while_alive"]
+__all__ = [
+    "AppRoute",
+    "HandlerRoute",
+    "ModelRoute",
+    "MrtrRoute",
+    "NativeRoute",
+    "Replaying",
+    "Route",
+    "keep_alive",
+    "offer_task",
+    "wants_progress",
+    "while_alive",
+]
 
 KEEPALIVE_MESSAGE = "Waiting for a person to answer"
 T = TypeVar("T")
@@ -156,7 +163,9 @@ class MrtrRoute:
         self, ctx: ToolContext, rctx: ServerRequestContext[Any, Any], run: Run | None, question: Question
     ) -> None:
         assert run is not None
-        await self.records.save_pending(run, question, self.policy.wall_expiry(question))
+        # A run's first round records the run with its question (`store_run` then finds it recorded).
+        run_ttl = None if run.stored else self.policy.run_expiry * 1.5
+        await self.records.save_pending(run, question, self.policy.wall_expiry(question), run_ttl)
         await question.reached("stored")
         if self.name == "mrtr" and (question.asked.task or self.policy.task_tool(run.tool)):
             offer_task(run)  # before the question is handed out, so the waiting request gets the task instead
@@ -211,139 +220,6 @@ class HandlerRoute:
             if ruling is Ruling.ACKNOWLEDGES:
                 await question.wait()  # a link to our page: the page carries the answer
                 return
-
-
-class Asker:
-    """Puts a tool body's question to the person on the route its client allows, and waits for the answer."""
-
-    def __init__(self, policy: Policy, registry: Registry, records: Records, door: Door, channel: Replaying) -> None:
-        self.policy = policy
-        self.registry = registry
-        self.records = records
-        self.native = NativeRoute(policy.keepalive, door)
-        self.mrtr = MrtrRoute(policy, records)
-        self.model = ModelRoute(policy, records, registry)
-        self.app = AppRoute(policy, records, registry)
-        self.handler = HandlerRoute(policy, door)
-        self.channel = channel
-        self._routes: dict[RouteName, Route] = {
-            "native": self.native,
-            "mrtr": self.mrtr,
-            "llm": self.model,
-            "app": self.app,
-            "handler": self.handler,
-            "channel": channel,
-        }
-
-    def choose(self, rctx: ServerRequestContext[Any, Any], run: Run | None, question: Question) -> Route:
-        """The route for `question`, or `ElicitationNotSupported` when none reaches the person."""
-        fallback = self.policy.fallback
-        mode = question.mode
-        chosen = choose_route(
-            RouteFacts(  # by position: this runs for every question
-                mode,
-                question.via is not None,
-                run is not None,
-                run is not None and run.hosted,
-                run is not None and run.task and not run.mrtr,
-                mode in self.policy.client_modes(rctx),
-                rctx.session.can_send_request,
-                _mcp.is_mrtr(rctx.protocol_version),
-                fallback if fallback == "llm" or fallback == "error" else "handler",
-                self.policy.app_view_for(rctx),
-            )
-        )
-        if isinstance(chosen, NoRoute):
-            raise ElicitationNotSupported(explain(chosen, question.mode))
-        return self._routes[chosen]
-
-    async def ask(
-        self,
-        ctx: ToolContext,
-        run: Run | None,
-        question: Question,
-        timeout: float,
-        own: ServerRequestContext[Any, Any] | None = None,
-    ) -> Answer:
-        """Put `question` to the person on the best route; wait until `question.expires_at`.
-
-        `own` is `ctx`'s request context when the caller already has it (reading it off `ctx` is not free).
-
-        Raises:
-            ElicitationTimeout: no answer in time (the message quotes `timeout`).
-            ElicitationNotSupported: no route reaches the person.
-            ElicitationClientError: the client answered with an error.
-            InvalidElicitationContent: the client's reply was not an elicitation result.
-        """
-        own = own if own is not None else _mcp.request_context(ctx)
-        # A hosted run asks through whichever request is waiting for it now (the latest retry).
-        rctx = run.rctx if run is not None and run.hosted and run.rctx is not None else own
-        if run is not None:
-            question.place(run, run.advance() if run.hosted else 0)
-        if run is not None and run.hosted:
-            entry = run.journal.get(question.seq)
-            replayed = reusable_answer(entry, question.digest)
-            if replayed is not None:
-                # The route it would take now, so hooks and the audit trail filter a replay like the original.
-                route_name = None
-                with suppress(ElicitationNotSupported):
-                    route_name = self.choose(rctx, run, question).name
-                question.from_journal(replayed, route_name)
-                if question.via is not None and run.rebuilt:
-                    await self.channel.settle(run, question, replayed)
-                return replayed
-            if entry is not None:
-                logger.info(
-                    "Run %s asks a different question at step %d than its journal holds; asking again",
-                    run.id,
-                    question.seq,
-                )
-        route = self.choose(rctx, run, question)
-        question.put(route.name, (_mcp.principal(rctx), _mcp.session_key(rctx)))
-        if route.tracked:
-            if self.policy.one_pending_per_session:
-                self.registry.claim_session(question)
-            if question.observable:
-                self.registry.track(question.id, question)
-        # One scope per question, which ending the wait cancels: its deadline (on the loop's one timer for every
-        # question's deadline), or an answer from elsewhere withdrawing the request in flight.
-        scope, timer = bounded(question.expires_at)
-        try:
-            with scope:
-                if route is self.native:
-                    question.withdrawable(scope)
-                await route.put(ctx, rctx, run, question)
-        finally:
-            discard(timer)
-            question.withdrawable(None)
-            self.registry.forget(question)
-            # The stored record must not outlive the question. (A link's record stays with its run: the journal
-            # says it was answered; so does a record the model answers by its elicitId, whose spent claim then
-            # refuses another answer and recognises the same one sent again. A hibernated run's stays open: its
-            # answer is journaled from it; so does an open one's while the server shuts down, for the restart.)
-            if (
-                run is not None
-                and run.hosted
-                and route.name == "mrtr"
-                and question.mode == "form"
-                and not self.registry.kept_for_restart(run, question, now())
-            ):
-                await self._close_record(run, question)
-        if question.answer is None:
-            raise ElicitationTimeout(timeout, question.id)
-        if question.failure is not None:
-            raise question.failure
-        if route is self.native and question.observable:
-            # 2025-11-25: tell the client the out-of-band flow it opened has finished.
-            with anyio.CancelScope(shield=True), suppress(Exception):
-                await rctx.session.send_elicit_complete(question.id, related_request_id=rctx.request_id)
-        return question.answer
-
-    async def _close_record(self, run: Run, question: Question) -> None:
-        # (A stale copy, whose run another node took over, leaves the records to that node.)
-        if not run.hibernated and not run.stale and not question.record_gone:
-            with anyio.CancelScope(shield=True), suppress(Exception):
-                await self.records.delete_question(question.id, run)
 
 
 def _unreadable() -> InvalidElicitationContent:

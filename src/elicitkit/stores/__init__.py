@@ -26,7 +26,9 @@ within a fraction of a second instead of waiting out its heartbeat; a store that
 also implements `FencedStore` (all three do) renews or forgets a run in one round
 trip, fenced by its owner, instead of a read and a write; one that also
 implements `RoundStore` (all three do) takes a round of answers (journal, spent
-token, answered questions) in one step instead of one per part. All three also
+token, answered questions) in one step instead of one per part; one that also
+implements `FirstRoundStore` (all three do) records a run with its first
+question in one step instead of two. All three also
 agree on what the protocols leave open (the contract tests pin it):
 
 - a run's journal lives as long as the run: `delete_run` removes it, and once
@@ -49,13 +51,14 @@ from urllib.parse import urlsplit
 
 from elicitkit._deployment import warn_if_several_nodes
 
-from .base import Broker, FencedStore, PresenceBroker, RoundStore, Store
+from .base import Broker, FencedStore, FirstRoundStore, PresenceBroker, RoundStore, Store
 from .memory import MemoryBroker, MemoryStore
 from .sqlite import SQLiteStore
 
 __all__ = [
     "Broker",
     "FencedStore",
+    "FirstRoundStore",
     "MemoryBroker",
     "MemoryStore",
     "PresenceBroker",

@@ -14,6 +14,7 @@ from __future__ import annotations
 __all__ = [
     "PUT_RUN",
     "PUT_OWNED_RUN",
+    "PUT_RUN_WITH_QUESTION",
     "CLAIM_RUN",
     "DELETE_RUN",
     "DELETE_OWNED_RUN",
@@ -37,24 +38,24 @@ end
 """
 
 # KEYS: run, journal. ARGV: owner, record, expiry. The journal shares its run's lifetime.
-PUT_RUN = (
-    _EXPIRE
-    + """
-redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'record', ARGV[2])
-expire(KEYS[1], ARGV[3])
-expire(KEYS[2], ARGV[3])
+_PUT_RUN = """
+local function put_run(run, journal, owner, record, at)
+  redis.call('HSET', run, 'owner', owner, 'record', record)
+  expire(run, at)
+  expire(journal, at)
+end
 """
-)
+
+PUT_RUN = _EXPIRE + _PUT_RUN + "put_run(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3])\n"
 
 # KEYS: run, journal. ARGV: owner, record, expiry. Another node's live run is left as it is: its owner is returned.
 PUT_OWNED_RUN = (
     _EXPIRE
+    + _PUT_RUN
     + """
 local owner = redis.call('HGET', KEYS[1], 'owner')
 if owner and owner ~= ARGV[1] then return owner end
-redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'record', ARGV[2])
-expire(KEYS[1], ARGV[3])
-expire(KEYS[2], ARGV[3])
+put_run(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3])
 return false
 """
 )
@@ -125,24 +126,37 @@ return 1
 
 # KEYS: record, its group's index. ARGV: record id, group field, group, record, expiry, index key prefix.
 # Moves a record filed in another group; the index lives as long as its longest-lived record.
-FILE_RECORD = (
-    _EXPIRE
-    + """
-local previous = redis.call('HGET', KEYS[1], ARGV[2])
-if previous and previous ~= ARGV[3] then redis.call('SREM', ARGV[6] .. previous, ARGV[1]) end
-local indexed = redis.call('EXISTS', KEYS[2])
-redis.call('HSET', KEYS[1], ARGV[2], ARGV[3], 'record', ARGV[4])
-expire(KEYS[1], ARGV[5])
-redis.call('SADD', KEYS[2], ARGV[1])
-if indexed == 0 or ARGV[5] == '' then
-  expire(KEYS[2], ARGV[5])
-else
-  local ttl = redis.call('PTTL', KEYS[2])
-  if ttl >= 0 then
-    local now = redis.call('TIME')
-    if now[1] * 1000 + math.floor(now[2] / 1000) + ttl < tonumber(ARGV[5]) then expire(KEYS[2], ARGV[5]) end
+_FILE = """
+local function file(key, index, id, field, group, record, at, index_prefix)
+  local previous = redis.call('HGET', key, field)
+  if previous and previous ~= group then redis.call('SREM', index_prefix .. previous, id) end
+  local indexed = redis.call('EXISTS', index)
+  redis.call('HSET', key, field, group, 'record', record)
+  expire(key, at)
+  redis.call('SADD', index, id)
+  if indexed == 0 or at == '' then
+    expire(index, at)
+  else
+    local ttl = redis.call('PTTL', index)
+    if ttl >= 0 then
+      local now = redis.call('TIME')
+      if now[1] * 1000 + math.floor(now[2] / 1000) + ttl < tonumber(at) then expire(index, at) end
+    end
   end
 end
+"""
+
+FILE_RECORD = _EXPIRE + _FILE + "file(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])\n"
+
+# KEYS: run, journal, question record, the run's question index. ARGV: owner, run record, run expiry, then
+# FILE_RECORD's for the question. A run and its first question, in one step (not on a cluster: other slots).
+PUT_RUN_WITH_QUESTION = (
+    _EXPIRE
+    + _PUT_RUN
+    + _FILE
+    + """
+put_run(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3])
+file(KEYS[3], KEYS[4], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9])
 """
 )
 

@@ -111,6 +111,30 @@ class Store(Protocol):
 
 
 @runtime_checkable
+class FirstRoundStore(Store, Protocol):
+    """A `Store` that records a hosted run together with its first question, in one step: what the first round
+    of a 2026-07-28 call (or of the model fallback) costs it.
+
+    Without it, a node writes the question, then the run: two round trips, or two SQLite transactions. Every
+    built-in store is one; a custom `Store` need not be.
+    """
+
+    async def put_run_with_question(
+        self,
+        run_id: str,
+        owner: str,
+        record: bytes,
+        expires_at: float,
+        question_id: str,
+        question: bytes,
+        question_expires_at: float,
+    ) -> None:
+        """`put_run(run_id, owner, record, expires_at)` and `put_question(question_id, run_id, question,
+        question_expires_at)` together."""
+        ...
+
+
+@runtime_checkable
 class FencedStore(Store, Protocol):
     """A `Store` that renews or forgets a run in one step, and only while the node doing it still owns it.
 

@@ -55,6 +55,19 @@ class MemoryStore:
         self._journals.pop(run_id, None)
         self._questions.delete_group(run_id)
 
+    async def put_run_with_question(
+        self,
+        run_id: str,
+        owner: str,
+        record: bytes,
+        expires_at: float,
+        question_id: str,
+        question: bytes,
+        question_expires_at: float,
+    ) -> None:
+        self._runs[run_id] = (owner, record, expires_at)
+        self._questions.put(question_id, run_id, question, question_expires_at)
+
     async def put_owned_run(self, run_id: str, owner: str, record: bytes, expires_at: float) -> str | None:
         run = self._runs.get(run_id)
         if run is not None and run[2] > time.time() and run[0] != owner:

@@ -1,4 +1,5 @@
-"""Redis store and broker: state and messages shared by every node of a deployment.
+"""Redis store: the state shared by every node of a deployment (`RedisBroker`, their messages, is here too;
+it lives in `redis_broker`).
 
 Needs redis-py (`pip install 'elicitkit[redis]'`) and Redis >= 6.2 (for `PXAT`).
 Every expiring key carries a native TTL, so Redis itself forgets expired runs, their
@@ -29,29 +30,14 @@ has the store and broker for Redis Cluster (`redis+cluster://`).
 from __future__ import annotations
 
 import math
-import time
-from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager, suppress
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-import anyio
-
-try:
-    import redis.asyncio as aioredis
-    from redis.asyncio.client import PubSub
-    from redis.exceptions import ConnectionError as RedisConnectionError
-    from redis.exceptions import RedisError
-    from redis.exceptions import TimeoutError as RedisTimeoutError
-except ImportError as error:
-    raise ImportError("The Redis store needs redis-py: pip install 'elicitkit[redis]'") from error
-
 from elicitkit.stores import _redis_scripts as scripts
+from elicitkit.stores._redis_client import DEFAULT_PREFIX, _connect, aioredis
+from elicitkit.stores.redis_broker import RedisBroker
 
 __all__ = ["RedisBroker", "RedisStore"]
-
-DEFAULT_PREFIX = "elicitkit:"
-_IDLE_LISTENERS = 16
-"""Connections a `RedisBroker` keeps for listeners to come (more listen at once: the rest close as they end)."""
 
 
 def _pxat(expires_at: float) -> int | None:
@@ -80,24 +66,6 @@ _QUESTIONS = _Filing(record="question", field="run", index="run-questions")
 _INBOX = _Filing(record="inbox-entry", field="inbox", index="inbox")
 
 
-def _connect(url: str) -> aioredis.Redis:
-    if "+cluster" in url.partition("://")[0]:
-        raise ValueError(
-            f"{url!r} names a Redis Cluster: use elicitkit.stores.redis_cluster's RedisClusterStore and "
-            "RedisClusterBroker, or store=URL"
-        )
-    # RESP2 because, on RESP3 with its default maintenance notifications, redis-py 8 stops checking a pooled
-    # connection before reusing it: the first command after a Redis restart failed on a closed connection.
-    # A blocking pool: past its connections (100, or the URL's `max_connections`) a command waits for one to come
-    # free (up to 20 s, then StoreUnavailable) instead of failing at once, as a burst of calls made it do.
-    pool = aioredis.BlockingConnectionPool.from_url(url, protocol=2, max_connections=100)
-    return aioredis.Redis.from_pool(pool)  # the client owns the pool: closing it closes the connections
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
-
-
 class RedisStore:
     """A `Store` in the Redis at `url` (`redis://host:port/db`), with keys under `prefix`.
 
@@ -112,6 +80,7 @@ class RedisStore:
         script = self._redis.register_script
         self._put_run = script(scripts.PUT_RUN)
         self._put_owned_run = script(scripts.PUT_OWNED_RUN)
+        self._put_run_with_question = script(scripts.PUT_RUN_WITH_QUESTION)
         self._claim_run = script(scripts.CLAIM_RUN)
         self._delete_run = script(scripts.DELETE_RUN)
         self._delete_owned_run = script(scripts.DELETE_OWNED_RUN)
@@ -131,6 +100,36 @@ class RedisStore:
         await self._put_run(
             keys=[self._key("run", run_id), self._key("journal", run_id)],
             args=[owner, record, _expiry_arg(expires_at)],
+        )
+
+    async def put_run_with_question(
+        self,
+        run_id: str,
+        owner: str,
+        record: bytes,
+        expires_at: float,
+        question_id: str,
+        question: bytes,
+        question_expires_at: float,
+    ) -> None:
+        await self._put_run_with_question(
+            keys=[
+                self._key("run", run_id),
+                self._key("journal", run_id),
+                self._key(_QUESTIONS.record, question_id),
+                self._key(_QUESTIONS.index, run_id),
+            ],
+            args=[
+                owner,
+                record,
+                _expiry_arg(expires_at),
+                question_id,
+                _QUESTIONS.field,
+                run_id,
+                question,
+                _expiry_arg(question_expires_at),
+                self._key(_QUESTIONS.index, ""),
+            ],
         )
 
     async def put_owned_run(self, run_id: str, owner: str, record: bytes, expires_at: float) -> str | None:
@@ -275,124 +274,3 @@ class RedisStore:
             keys=[self._key(filing.record, record_id)],
             args=[self._key(filing.index, ""), filing.field, record_id, *([] if only_in is None else [only_in])],
         )
-
-
-class RedisBroker:
-    """A `Broker` over Redis pub/sub at `url`, with channel names under `prefix`.
-
-    Delivery is at most once, as with any Redis pub/sub: a listener whose connection
-    drops (Redis restarting, say) reconnects and subscribes again, and what was
-    published meanwhile is lost. One that cannot reconnect within `timeout` seconds
-    raises `redis.exceptions.ConnectionError` from its iteration, as `publish` does
-    when Redis is unreachable. Close listeners before closing the broker.
-    """
-
-    def __init__(self, url: str, *, prefix: str = DEFAULT_PREFIX, timeout: float = 10.0) -> None:
-        self.prefix = prefix
-        self.timeout = timeout
-        self._redis = _connect(url)
-        self._idle: list[PubSub] = []
-        """Listeners' connections that unsubscribed cleanly, for the next listener: redis-py closes a `PubSub`'s
-        connection with it, so each listener would cost a new connection and its handshake (every answer
-        forwarded to another node listens for its reply)."""
-
-    async def publish(self, channel: str, message: bytes) -> int:
-        return int(await self._redis.publish(self.prefix + channel, message))
-
-    async def listeners(self, channel: str) -> int:
-        """`PUBSUB NUMSUB`: Redis drops a subscription with its connection, so a dead process's go at once."""
-        name = self.prefix + channel
-        counts = {_text(channel): int(count) for channel, count in await self._redis.pubsub_numsub(name)}
-        return counts.get(name, 0)
-
-    @asynccontextmanager
-    async def listen(self, channel: str) -> AsyncIterator[AsyncIterator[bytes]]:
-        name = self.prefix + channel
-        pubsub = await self._subscribed(name)
-        clean = False
-        try:
-            try:
-                yield _Messages(pubsub, reconnect_for=self.timeout)
-            finally:
-                # Wait for UNSUBSCRIBE's reply, so that once we return nobody counts this listener. It follows
-                # whatever was published to `name` before it: nothing of this listener's is left to read after it.
-                with anyio.move_on_after(self.timeout, shield=True), suppress(RedisError, OSError):
-                    await pubsub.unsubscribe(name)
-                    await _reply(pubsub, "unsubscribe")
-                    clean = True
-        finally:
-            if clean and len(self._idle) < _IDLE_LISTENERS:
-                self._idle.append(pubsub)
-            else:
-                with anyio.CancelScope(shield=True):
-                    await pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py leaves it unannotated
-
-    async def _subscribed(self, name: str) -> PubSub:
-        """A connection subscribed to `name`: a kept one while one still works (Redis may have closed it while it
-        waited: a restart), else a new one."""
-        while True:
-            kept = bool(self._idle)
-            pubsub = self._idle.pop() if kept else self._redis.pubsub()
-            try:
-                # SUBSCRIBE's reply precedes, on the same connection, every message published after it.
-                with anyio.fail_after(self.timeout):
-                    await pubsub.subscribe(name)
-                    await _reply(pubsub, "subscribe")
-                return pubsub
-            except BaseException as exc:
-                with anyio.CancelScope(shield=True):
-                    await pubsub.aclose()  # type: ignore[no-untyped-call]
-                if not kept or not isinstance(exc, RedisError | OSError):
-                    raise
-
-    async def aclose(self) -> None:
-        idle, self._idle = self._idle, []
-        for pubsub in idle:
-            await pubsub.aclose()  # type: ignore[no-untyped-call]
-        await self._redis.aclose()
-
-
-async def _reply(pubsub: PubSub, kind: str) -> None:
-    while True:
-        message = await pubsub.get_message(timeout=None)
-        if message is not None and message["type"] == kind:
-            return
-
-
-class _Messages:
-    """The messages of one subscription, as bytes; rides out a dropped connection for `reconnect_for` seconds."""
-
-    def __init__(self, pubsub: PubSub, *, reconnect_for: float) -> None:
-        self._pubsub = pubsub
-        self._reconnect_for = reconnect_for
-        self.resubscribed = anyio.Event()
-        """Set each time the subscription is back after a dropped connection (a fresh Event per drop)."""
-
-    def __aiter__(self) -> _Messages:
-        return self
-
-    async def __anext__(self) -> bytes:
-        failing_since: float | None = None
-        delay = 0.01
-        while True:
-            try:
-                message = await self._pubsub.get_message(timeout=None)
-            except (RedisConnectionError, RedisTimeoutError):
-                if self.resubscribed.is_set():
-                    self.resubscribed = anyio.Event()
-                now = time.monotonic()
-                failing_since = now if failing_since is None else failing_since
-                if now - failing_since >= self._reconnect_for:
-                    raise
-                # The next read reconnects, and redis-py subscribes again on connect. Retry briskly: until
-                # then this node misses what is published to it, and forwarders take its runs over.
-                await anyio.sleep(delay)
-                delay = min(delay * 2, 0.1)
-                continue
-            if message is None:
-                continue
-            if message["type"] == "subscribe":  # redis-py subscribed again after reconnecting
-                self.resubscribed.set()
-            elif message["type"] == "message":
-                data: bytes = message["data"]
-                return data

@@ -45,14 +45,8 @@ except ImportError as error:
     raise ImportError("The Redis Cluster store needs redis-py: pip install 'elicitkit[redis]'") from error
 
 from elicitkit.stores import _redis_scripts as scripts
-from elicitkit.stores.redis import (
-    _QUESTIONS,
-    DEFAULT_PREFIX,
-    RedisStore,
-    _expiry_arg,
-    _Filing,
-    _text,
-)
+from elicitkit.stores._redis_client import DEFAULT_PREFIX, _text
+from elicitkit.stores.redis import _QUESTIONS, RedisStore, _expiry_arg, _Filing
 
 __all__ = ["RedisClusterBroker", "RedisClusterStore"]
 
@@ -109,6 +103,20 @@ class RedisClusterStore(RedisStore):
 
     async def delete_run(self, run_id: str) -> None:
         await self._forget_run(run_id, "")
+
+    async def put_run_with_question(
+        self,
+        run_id: str,
+        owner: str,
+        record: bytes,
+        expires_at: float,
+        question_id: str,
+        question: bytes,
+        question_expires_at: float,
+    ) -> None:
+        # A question's record lives in its own slot, not its run's: two steps, the question first (as without).
+        await self.put_question(question_id, run_id, question, question_expires_at)
+        await self.put_run(run_id, owner, record, expires_at)
 
     async def delete_owned_run(self, run_id: str, owner: str) -> bool:
         return await self._forget_run(run_id, owner)

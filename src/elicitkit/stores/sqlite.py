@@ -111,6 +111,29 @@ class SQLiteStore:
 
         await self._run(delete)
 
+    async def put_run_with_question(
+        self,
+        run_id: str,
+        owner: str,
+        record: bytes,
+        expires_at: float,
+        question_id: str,
+        question: bytes,
+        question_expires_at: float,
+    ) -> None:
+        def put(db: sqlite3.Connection) -> None:
+            with _transaction(db):
+                db.execute(
+                    "INSERT OR REPLACE INTO runs (id, owner, record, expires_at) VALUES (?, ?, ?, ?)",
+                    (run_id, owner, record, expires_at),
+                )
+                db.execute(
+                    "INSERT OR REPLACE INTO questions (id, run_id, record, expires_at) VALUES (?, ?, ?, ?)",
+                    (question_id, run_id, question, question_expires_at),
+                )
+
+        await self._run(put)
+
     async def put_owned_run(self, run_id: str, owner: str, record: bytes, expires_at: float) -> str | None:
         def put(db: sqlite3.Connection) -> str | None:
             with _transaction(db):
