@@ -58,6 +58,12 @@ class Policy:
         """Whether the fallback tool takes answers: for the model fallback, and for elicitkit's view in the chat."""
         return self.uses_model or self.app_view != "off"
 
+    @property
+    def run_record_ttl(self) -> float:
+        """How long a waiting run's record is written to last: half as long again as its wait for the next request,
+        so a run asking question after question renews it only every other expiry or so, not every round."""
+        return self.run_expiry * 1.5
+
     def wall_expiry(self, question: Question) -> float:
         """When a hosted question's records and offers expire (epoch seconds): its deadline, or, for a question
         without limit, as long as its run may wait for the next request."""

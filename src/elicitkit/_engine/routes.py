@@ -164,7 +164,7 @@ class MrtrRoute:
     ) -> None:
         assert run is not None
         # A run's first round records the run with its question (`store_run` then finds it recorded).
-        run_ttl = None if run.stored else self.policy.run_expiry * 1.5
+        run_ttl = None if run.stored else self.policy.run_record_ttl
         await self.records.save_pending(run, question, self.policy.wall_expiry(question), run_ttl)
         await question.reached("stored")
         if self.name == "mrtr" and (question.asked.task or self.policy.task_tool(run.tool)):

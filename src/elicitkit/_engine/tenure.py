@@ -52,13 +52,12 @@ class Tenure:
         Raises `NotHeld` when the record is due for renewal but another node owns the run now: writing it would
         take the run back from that node.
         """
-        expiry = self.policy.run_expiry
-        if run.stored_until - time.time() > expiry:
+        if run.stored_until - time.time() > self.policy.run_expiry:
             return
         fenced = run.stored and self.policy.shared
         if fenced and run.stale:
             raise NotHeld
-        other = await self.records.keep_run(run, expiry * 1.5, fenced=fenced)
+        other = await self.records.keep_run(run, self.policy.run_record_ttl, fenced=fenced)
         if other is not None:
             self._drop_stale(run, other)
             raise NotHeld
@@ -116,7 +115,7 @@ class Tenure:
     async def _record_again(self, run: Run) -> None:
         """Write a live run's lost records again: its own, for as long as this node last wrote it to last, and its
         open questions' (what `MrtrRoute` stores; a channel's question records what only its channel knows)."""
-        await self.records.keep_run(run, max(run.stored_until - time.time(), self.policy.run_expiry * 1.5))
+        await self.records.keep_run(run, max(run.stored_until - time.time(), self.policy.run_record_ttl))
         for question in list(run.pending.values()):
             if question.route in BY_LATER_REQUEST:
                 await self.records.save_pending(run, question, self.policy.wall_expiry(question))
