@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from mcp_types import CallToolResult, InputRequiredResult, TextContent
 
 from elicitkit import Accepted, Elicitation
 from elicitkit._crypto import SECRET_VARIABLES
+from elicitkit._engine import records as records_module
 from elicitkit.stores import FencedStore, Store
 from elicitkit.stores.memory import MemoryStore
 from elicitkit.testing import ScriptedHuman, accept
@@ -412,8 +414,29 @@ async def test_a_run_replayed_after_hibernating_has_its_earlier_copys_question_r
         assert len(store._questions) == 1  # order 2's question, still waiting
 
 
-async def deploy_once(store: Any, broker: Any = None) -> None:
-    """One 2026-07-28 call of a tool that asks one question, answered yes on the retry, through `store`."""
+class Clock:
+    """The time the engine's records are written by, which a test can move on (`later`)."""
+
+    def __init__(self) -> None:
+        self.ahead = 0.0
+
+    def time(self) -> float:
+        return time.time() + self.ahead
+
+    def later(self, seconds: float) -> None:
+        self.ahead += seconds
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    clock = Clock()
+    monkeypatch.setattr(records_module, "time", clock)
+    return clock
+
+
+async def deploy_once(store: Any, broker: Any = None, *, waited: Clock | None = None) -> None:
+    """One 2026-07-28 call of a tool that asks one question, answered yes on the retry, through `store`; `waited`:
+    the answer comes two thirds of `run_expiry` later (its run's first record had half of it to spare)."""
     server = MCPServer("t")
     # (A store of one's own may keep records anywhere: a secret seals them.)
     hitl = Elicitation(server, store=store, broker=broker, secret=SECRET)
@@ -421,6 +444,8 @@ async def deploy_once(store: Any, broker: Any = None) -> None:
     @server.tool()
     async def deploy(ctx: Context) -> str:
         answer = await hitl.confirm(ctx, "Deploy?")
+        if waited is not None:
+            waited.later(hitl._engine.policy.run_expiry * 2 / 3)
         return "deployed" if isinstance(answer, Accepted) and answer.data else "kept"
 
     async with Client(server, mode="auto", elicitation_callback=ScriptedHuman(accept({"value": True}))) as client:
@@ -428,29 +453,39 @@ async def deploy_once(store: Any, broker: Any = None) -> None:
         await settled(hitl)
 
 
-async def test_an_answer_costs_the_store_one_round_trip_and_the_end_of_its_run_one_more() -> None:
+async def test_an_answer_costs_the_store_one_round_trip_and_a_prompt_end_of_its_run_none() -> None:
     store = CountingStore()
     await deploy_once(store)
-    # The first round stores the run with its question in one step; the retry journals its answer, spends its
-    # round and forgets the question in one step; the run's end renews its record for `run_expiry`, so that its
-    # last retry sent again (its response lost) reaches this node from any other, then it expires.
-    assert store.calls == ["put_run_with_question", "take_round", "put_run"]
+    # The first round stores the run with its question in one step, for half as long again as the run may wait;
+    # the retry journals its answer, spends its round and forgets the question in one step. The run's end has
+    # nothing to write: its record (and journal) still last `run_expiry`, so that its last retry sent again (its
+    # response lost) reaches this node from any other until then.
+    assert store.calls == ["put_run_with_question", "take_round"]
     assert store._questions._records == {}
     assert list(store._runs) == list(store._journals)
 
 
-async def test_between_nodes_the_end_of_a_run_renews_its_record_in_one_fenced_write() -> None:
+async def test_the_end_of_a_run_whose_record_would_expire_sooner_renews_it_for_a_resend(clock: Clock) -> None:
+    store = CountingStore()
+    await deploy_once(store, waited=clock)
+    assert store.calls == ["put_run_with_question", "take_round", "put_run"]
+    assert list(store._runs) == list(store._journals)
+
+
+async def test_between_nodes_the_end_of_a_run_renews_its_record_in_one_fenced_write(clock: Clock) -> None:
     # Nodes share the store: the end must not take back a run another node took over (a thawed stale copy), and
     # the store checks the owner as it writes, without a read first.
     store = CountingStore()
-    await deploy_once(store, SharedBroker())
+    await deploy_once(store, SharedBroker(), waited=clock)
     assert store.calls == ["put_run_with_question", "take_round", "put_owned_run"]
     assert list(store._runs) == list(store._journals)
 
 
-async def test_between_nodes_a_store_without_the_fenced_write_reads_the_owner_before_renewing_the_record() -> None:
+async def test_between_nodes_a_store_without_the_fenced_write_reads_the_owner_before_renewing_the_record(
+    clock: Clock,
+) -> None:
     store = UnfencedStore()
-    await deploy_once(store, SharedBroker())
+    await deploy_once(store, SharedBroker(), waited=clock)
     assert store.inner.calls[-2:] == ["get_run", "put_run"]
     assert len(store.inner._runs) == 1
 
@@ -459,7 +494,7 @@ async def test_a_store_without_rounds_journals_first_and_spends_the_round_last()
     store = UnfencedStore()
     await deploy_once(store)
     calls = store.inner.calls
-    assert calls[2:] == ["append_journal", "use_once", "delete_question", "put_run"]
+    assert calls[2:] == ["append_journal", "use_once", "delete_question"]
     assert store.inner._questions._records == {}
 
 
@@ -479,3 +514,65 @@ async def test_a_store_without_the_fenced_delete_still_forgets_a_finished_run() 
     assert store.inner.calls[-2:] == ["get_run", "delete_run"]  # read the owner, then delete
     assert store.inner._runs == {}
     assert store.inner._journals == {}
+
+
+def deploy_node(store: Any, broker: Any, name: str, **options: Any) -> tuple[MCPServer[Any], Elicitation]:
+    server = MCPServer("t")  # alike on every node, so requestState opens on each
+    hitl = Elicitation(server, store=store, broker=broker, secret=SECRET, node_id=name, **options)
+
+    @server.tool()
+    async def deploy(ctx: Context) -> str:
+        answer = await hitl.confirm(ctx, "Deploy?")
+        return f"deployed on {name}" if isinstance(answer, Accepted) and answer.data else "kept"
+
+    return server, hitl
+
+
+async def retry_elsewhere(one: MCPServer[Any], two: MCPServer[Any], *, crowded: bool = False) -> str:
+    """Start `deploy` on node one, and send its retry (yes) to node two; `crowded`: another call waits on node one
+    meanwhile."""
+    async with (
+        Client(one, mode="auto", elicitation_callback=ScriptedHuman()) as first,
+        Client(two, mode="auto", elicitation_callback=ScriptedHuman()) as second,
+    ):
+        asked = await first.session.call_tool("deploy", {}, allow_input_required=True)
+        assert isinstance(asked, InputRequiredResult)
+        if crowded:
+            assert isinstance(
+                await first.session.call_tool("deploy", {}, allow_input_required=True), InputRequiredResult
+            )
+        [key] = asked.input_requests or {}
+        done = await second.session.call_tool(
+            "deploy",
+            {},
+            input_responses={key: accept({"value": True})},
+            request_state=asked.request_state,
+            allow_input_required=True,
+        )
+        assert isinstance(done, CallToolResult)
+        return text(done)
+
+
+async def test_a_retry_landing_on_another_node_goes_to_the_node_its_round_names_without_reading_the_run() -> None:
+    # The round's requestState names the node that held the run: the answer goes there at once, and the owner
+    # checks it. Between nodes, an answer costs the store what it costs on one node (no `get_run`).
+    store, broker = CountingStore(), SharedBroker()
+    (one, hitl_one), (two, hitl_two) = deploy_node(store, broker, "one"), deploy_node(store, broker, "two")
+    assert await retry_elsewhere(one, two) == "deployed on one"
+    await settled(hitl_one)
+    await settled(hitl_two)
+    assert store.calls == ["put_run_with_question", "take_round"]
+
+
+async def test_a_retry_whose_round_names_a_node_no_longer_holding_the_run_still_reaches_it() -> None:
+    # Node one let its run hibernate for a newer one (its records stay; any node replays it): told "not held
+    # here", node two reads the run's record, which still names node one, and takes the run over.
+    store, broker = CountingStore(), SharedBroker()
+    (one, hitl_one), (two, hitl_two) = (
+        deploy_node(store, broker, "one", max_suspended=1),
+        deploy_node(store, broker, "two"),
+    )
+    assert await retry_elsewhere(one, two, crowded=True) == "deployed on two"
+    await settled(hitl_one)
+    await settled(hitl_two)
+    assert "get_run" in store.calls

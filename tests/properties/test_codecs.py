@@ -73,27 +73,33 @@ def changed(draw: st.DrawFn, token: str) -> str:
 # --- requestState ------------------------------------------------------------------------------------------------
 
 
-@given(ids.filter(lambda i: "." not in i), TEXT.filter(bool))
-def test_an_encoded_request_state_decodes_to_its_run_and_nonce(run_id: str, nonce: str) -> None:
-    state = encode_state(run_id, nonce)
+@given(ids.filter(lambda i: "." not in i), TEXT.filter(lambda t: bool(t) and "." not in t), st.none() | TEXT)
+def test_an_encoded_request_state_decodes_to_its_run_nonce_and_owner(
+    run_id: str, nonce: str, owner: str | None
+) -> None:
+    state = encode_state(run_id, nonce, owner)
     assert is_ours(state)
-    assert decode_state(state) == (run_id, nonce)
+    assert decode_state(state) == (run_id, nonce, owner or None)  # (a node's name may hold dots)
 
 
-@given(st.sampled_from(["", "run"]), st.sampled_from(["", "nonce"]))
+@given(st.sampled_from(["", "run", "r.un"]), st.sampled_from(["", "nonce", "non.ce"]))
 def test_a_request_state_that_could_not_be_read_back_is_never_made(run_id: str, nonce: str) -> None:
-    if run_id and nonce:
-        assert decode_state(encode_state(run_id, nonce)) == (run_id, nonce)
+    if run_id and nonce and "." not in run_id + nonce:
+        assert decode_state(encode_state(run_id, nonce)) == (run_id, nonce, None)
     else:
-        with pytest.raises(ValueError, match="must be non-empty"):
+        with pytest.raises(ValueError, match="must be non-empty and must not contain"):
             encode_state(run_id, nonce)
 
 
-@given(TEXT | st.sampled_from(["ek1.", "ek1..", "ek1.a.", "ek1..b", "ek1.a.b.c"]) | TEXT.map("ek1.".__add__))
-def test_any_text_as_a_request_state_reads_as_a_run_and_nonce_or_as_none(state: str) -> None:
+@given(
+    TEXT
+    | st.sampled_from(["ek1.", "ek1..", "ek1.a.", "ek1..b", "ek1.a.b.", "ek1.a.b.c", "ek1.a.b.c.d"])
+    | TEXT.map("ek1.".__add__)
+)
+def test_any_text_as_a_request_state_reads_as_a_run_nonce_and_owner_or_as_none(state: str) -> None:
     decoded = decode_state(state)
     if decoded is not None:
-        assert is_ours(state) and all(decoded)
+        assert is_ours(state) and decoded.run_id and decoded.nonce and decoded.owner != ""
         assert encode_state(*decoded) == state
 
 

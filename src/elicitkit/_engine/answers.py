@@ -66,7 +66,7 @@ class Answers:
         decoded = decode_state(str(params.get("requestState")))
         if decoded is None:
             raise refusals.unknown()
-        run_id, nonce = decoded
+        run_id, nonce, owner = decoded
         arrival = Arrival(
             source="retry",
             principal=_mcp.principal(rctx),
@@ -75,7 +75,7 @@ class Answers:
             run_id=run_id,
             tool=str(params.get("name")),
         )
-        return await self._request(rctx, call_next, arrival)
+        return await self._request(rctx, call_next, arrival, owner)
 
     async def fallback_answer(
         self, rctx: ServerRequestContext[Any, Any], arguments: Any, call_next: CallNext
@@ -94,8 +94,9 @@ class Answers:
         return await self._request(rctx, call_next, arrival)
 
     async def _request(
-        self, rctx: ServerRequestContext[Any, Any], call_next: CallNext, arrival: Arrival
+        self, rctx: ServerRequestContext[Any, Any], call_next: CallNext, arrival: Arrival, owner: str | None = None
     ) -> HandlerResult:
+        """`owner`: the node the run's `requestState` says held it (tried first when it is another)."""
         resent = self.registry.ended.resend(arrival, anyio.current_time())
         if resent is not None:
             return resent
@@ -106,7 +107,7 @@ class Answers:
             except NotHeld:
                 pass  # a stale copy of a run another node took over: the arrival goes there
         try:
-            return await self._request_elsewhere(rctx, call_next, arrival)
+            return await self._request_elsewhere(rctx, call_next, arrival, owner)
         except NotHeld:
             raise refusals.taking_over() from None  # taken over again while this node replayed it
 
@@ -136,10 +137,19 @@ class Answers:
         return await self.host.await_outcome(run, rctx)
 
     async def _request_elsewhere(
-        self, rctx: ServerRequestContext[Any, Any], call_next: CallNext, arrival: Arrival
+        self, rctx: ServerRequestContext[Any, Any], call_next: CallNext, arrival: Arrival, hint: str | None = None
     ) -> HandlerResult:
-        """The run is not held here: its owner takes the answers, or this node takes the run over and replays it."""
+        """The run is not held here: its owner takes the answers, or this node takes the run over and replays it.
+
+        `hint`, the node that handed out the retry's round, is sent the answers first, without looking the run up:
+        it checks the caller and tool itself, and says "not held here" to anything that is not its run's, which
+        then goes the long way (the run's record names its owner, or the run is not the caller's).
+        """
         principal = arrival.principal
+        if hint is not None and hint != self.policy.node and arrival.run_id is not None:
+            outcome = await self._forward(hint, arrival, wait=self.policy.run_expiry)
+            if outcome is not None:
+                return decode_outcome(outcome)
         if arrival.run_id is None:  # the model's answer names a question: find its run from its record
             asked = await self.records.load_question(arrival.question_id, principal)
             if asked is None or asked.route not in BY_ANSWER_TOOL:
@@ -169,10 +179,13 @@ class Answers:
             raise refusals.unknown()
         owner, record = found
         for _ in range(3):
-            if owner != self.policy.node:  # forwarding finds out fast when nobody listens, then checks the heartbeat
+            # Forwarding finds out fast when nobody listens, then checks the heartbeat. (The hinted node said "not
+            # held here" or was gone a moment ago: where the record still names it, the run is taken over.)
+            if owner not in (self.policy.node, hint):
                 outcome = await self._forward(owner, arrival, wait=self.policy.run_expiry)
                 if outcome is not None:
                     return decode_outcome(outcome)
+            hint = None
             if await self.records.claim_run(run_id, owner):
                 taken = await self._take_recorded(arrival)
                 if taken.refusal is not None:

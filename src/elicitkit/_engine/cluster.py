@@ -1,115 +1,55 @@
 """Nodes that share a store: heartbeats, and answers forwarded to the node that holds the run.
 
 A node that receives an answer for a run another node holds publishes it on
-the owner's channel and waits, on a reply channel of its own, for the run's
-next outcome. The owner resumes the suspended body — nothing runs twice — and
-publishes the outcome back. When nobody listens, or no reply comes in time,
-the receiver takes the run over and replays it from its journal.
+the owner's channel and waits for the run's next outcome, which the owner
+publishes back on the sender's own channel (the one it listens on for as long
+as it runs) once it has resumed the suspended body — nothing runs twice. When
+nobody listens, or the owner is gone, the receiver takes the run over and
+replays it from its journal. A broker delivers at most once: a reply
+published while the sender's listener was reconnecting is lost, so a sender
+still waiting when its listener is back sends its message again, and the
+owner, which handles each message once, publishes what it replied again
+(`messages` has the format and how each message is signed).
 
 A node is alive while its heartbeat is fresh and, where the broker can tell
 (`PresenceBroker`: Redis), while its process still listens on its channel: a
 crashed node's subscription dies with its connection, so it is known gone
 within `ABSENT_FOR` seconds, while a frozen one keeps it and is waited for
 until its heartbeat lapses.
-
-Message: a JSON header line (`id`, `run`, `reply`), then the body sealed under
-the run's principal with the message id as associated data. Outcomes travel
-back the same way; an acknowledgement (`ack`) or a "not held here" (`gone`)
-is a header alone.
-
-Every message, each way, is signed: its header carries `mac`, an HMAC-SHA256
-under a key derived from the secret, over the channel it is published on, the
-header without `mac`, and the body. Anyone who can publish on the broker but
-has no secret can neither forge a message nor move one to another channel; a
-message whose MAC is missing or wrong is ignored and logged, and nothing is
-done with it. Without a secret there is no key: messages travel
-unauthenticated, as a shared store without a secret warns at start-up.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import math
 import time
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import anyio
-from mcp.server.context import HandlerResult
-from mcp.shared.exceptions import MCPError
-from mcp_types import INTERNAL_ERROR
-from pydantic import BaseModel
 
 from elicitkit._core.kinds import new_id
 from elicitkit._crypto import SealerLike
+from elicitkit._engine.exchanges import Inbox, Replied, unpacked
+from elicitkit._engine.messages import (
+    Message,
+    Refusal,
+    aad,
+    decode_outcome,
+    encode_outcome,
+    ignored,
+    pack,
+    seconds,
+    unpack,
+)
 from elicitkit._errors import TamperedRecord
 from elicitkit.stores.base import Broker, PresenceBroker, Store
 
 __all__ = ["Cluster", "decode_outcome", "encode_outcome", "pack", "unpack"]
 
 
-def _seconds(value: Any) -> float:
-    """A header's number of seconds; 0 when absent or not a finite, positive number."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
-        return 0.0
-    return float(value)
-
-
-def _aad(*parts: str) -> bytes:
-    """Associated data binding a sealed body to its message id, run and reply channel."""
-    return "|".join(parts).encode()
-
-
 logger = logging.getLogger("elicitkit")
-
-Refusal = Literal["malformed", "forged"]
-_REFUSED: dict[Refusal, str] = {
-    "malformed": "Ignored %s: malformed",
-    "forged": "Ignored %s: its MAC is missing or wrong (forged, moved from another channel, or signed with a "
-    "secret this node does not have)",
-}
-
-
-def _signed_part(channel: str, header: dict[str, Any], body: bytes) -> bytes:
-    """What a MAC covers: the channel, the header (canonical JSON, without `mac`) and the body, each
-    length-prefixed so that no part can pass for another."""
-    parts = (channel.encode(), json.dumps(header, sort_keys=True, separators=(",", ":")).encode(), body)
-    return b"".join(len(part).to_bytes(8, "big") + part for part in parts)
-
-
-def pack(sealer: SealerLike, channel: str, header: dict[str, Any], body: bytes = b"") -> bytes:
-    """A message for `channel`: its header line, signed for that channel (no `mac` without a secret), then `body`."""
-    tag = sealer.sign(_signed_part(channel, header, body))
-    line = json.dumps({**header, "mac": tag.hex()} if tag else header).encode()
-    return line + b"\n" + body if body else line
-
-
-def unpack(sealer: SealerLike, channel: str, raw: bytes) -> tuple[dict[str, Any], bytes] | Refusal:
-    """A message read on `channel` as its header (without `mac`) and body, or why it must be ignored."""
-    head, _, body = raw.partition(b"\n")
-    try:
-        header = json.loads(head)
-    except ValueError:
-        return "malformed"
-    if not isinstance(header, dict):
-        return "malformed"
-    mac = header.pop("mac", "")
-    try:
-        tag = bytes.fromhex(mac) if isinstance(mac, str) else None
-    except ValueError:
-        tag = None
-    if tag is None or not sealer.verify(_signed_part(channel, header, body), tag):
-        return "forged"
-    return header, body
-
-
-def _ignored(refusal: Refusal, what: str) -> None:
-    # Names the channel or run only: what the message says is the sender's, and may be anyone's.
-    logger.warning(_REFUSED[refusal], what)
-
 
 ABSENT_FOR = 0.3
 """Seconds a node's channel must stay without a listener before the node counts as gone: long enough
@@ -142,26 +82,6 @@ class Missing:
 MISSING = Missing()
 
 
-def encode_outcome(result: HandlerResult | None = None, error: BaseException | None = None) -> dict[str, Any]:
-    if error is not None:
-        if isinstance(error, MCPError):
-            return {"error": error.error.model_dump(mode="json", exclude_none=True)}
-        logger.error("A forwarded run failed", exc_info=error)
-        return {"error": {"code": INTERNAL_ERROR, "message": "Internal error"}}
-    if isinstance(result, BaseModel):
-        return {"result": result.model_dump(mode="json", by_alias=True, exclude_none=True)}
-    return {"result": result}
-
-
-def decode_outcome(outcome: dict[str, Any]) -> HandlerResult:
-    """The outcome as the receiving node returns it to its client; an error is raised."""
-    if "error" in outcome:
-        error = outcome["error"]
-        raise MCPError(code=error["code"], message=error["message"], data=error.get("data"))
-    result: HandlerResult = outcome["result"]
-    return result
-
-
 class Cluster:
     """This node's channel, its heartbeat, and forwarding to other nodes."""
 
@@ -173,7 +93,12 @@ class Cluster:
         self.prefix = prefix
         # Decided once: a runtime protocol check walks every method, and liveness is asked on hot paths.
         self.presence: PresenceBroker | None = broker if isinstance(broker, PresenceBroker) else None
-        self._seen: OrderedDict[str, float] = OrderedDict()
+        self._replied = Replied()
+        self._inboxes: dict[str, Inbox] = {}
+        """Messages this node forwarded that wait for replies, by message id."""
+        self._listening: AsyncIterator[bytes] | None = None
+        """This node's channel while `serve` listens on it: replies to its messages come there."""
+        self._subscriptions = 0
 
     def channel(self, node: str) -> str:
         return f"{self.prefix}:node:{node}"
@@ -232,73 +157,99 @@ class Cluster:
     async def serve(
         self, principal_of: PrincipalOf, handle: Handler, *, task_status: Any = anyio.TASK_STATUS_IGNORED
     ) -> None:
-        """Answer forwarded messages for runs held here, until cancelled; a lost subscription is renewed."""
+        """Answer forwarded messages for runs held here, and route replies to those this node forwarded, until
+        cancelled; a lost subscription is renewed."""
         started = False
         backoff = 0.05
+        channel = self.channel(self.node)
         while True:
             try:
-                async with self.broker.listen(self.channel(self.node)) as messages, anyio.create_task_group() as tg:
+                async with self.broker.listen(channel) as messages, anyio.create_task_group() as tg:
+                    self._listening = messages
+                    self._subscriptions += 1  # replies published before it may be lost: senders waiting send again
                     if not started:
                         task_status.started()
                         started = True
                     backoff = 0.05
                     async for raw in messages:
-                        tg.start_soon(self._answer, raw, principal_of, handle)
+                        message = unpack(self.sealer, channel, raw)
+                        if isinstance(message, str):
+                            ignored(message, f"a message on {channel}")
+                        elif "run" in message[0]:
+                            tg.start_soon(self._answer, message, principal_of, handle)
+                        else:  # a reply to a message this node forwarded (none waits for a late one)
+                            inbox = self._inboxes.get(str(message[0].get("id")))
+                            if inbox is not None:
+                                inbox.put(message)
             except Exception as exc:
                 logger.warning("Node %s lost its channel (%s); subscribing again", self.node, type(exc).__name__)
+            finally:
+                self._listening = None
             if not started:
                 task_status.started()
                 started = True
             await anyio.sleep(backoff)
             backoff = min(backoff * 2, 2.0)
 
-    async def _answer(self, raw: bytes, principal_of: PrincipalOf, handle: Handler) -> None:
+    def _listener_mark(self) -> tuple[int, int] | None:
+        """Which subscription of this node's channel is up (None: none is): a sender whose mark changed while it
+        waited may have missed its reply."""
+        if self._listening is None:
+            return None
+        return self._subscriptions, getattr(self._listening, "resubscriptions", 0)
+
+    async def _answer(self, message: Message, principal_of: PrincipalOf, handle: Handler) -> None:
         try:
-            await self._answer_one(raw, principal_of, handle)
+            await self._answer_one(message, principal_of, handle)
         except Exception as exc:
             logger.warning("Answering a forwarded message failed (%s)", type(exc).__name__)
 
-    async def _answer_one(self, raw: bytes, principal_of: PrincipalOf, handle: Handler) -> None:
-        channel = self.channel(self.node)
-        message = unpack(self.sealer, channel, raw)
-        if isinstance(message, str):
-            _ignored(message, f"a message on {channel}")
-            return
+    async def _answer_one(self, message: Message, principal_of: PrincipalOf, handle: Handler) -> None:
         header, body = message
         try:
             mid, run_id, reply = str(header["id"]), str(header["run"]), str(header["reply"])
         except KeyError:
-            _ignored("malformed", f"a message on {channel}")
+            ignored("malformed", f"a message on {self.channel(self.node)}")
             return
-        if mid in self._seen:  # one listener per lifespan entry: handle each message once
+        if self._replied.handled(mid):
+            # Sent again: its sender's listener lost what this node replied. It hears it again (or, while the run
+            # works on, that the message is here); the message itself is handled once.
+            again = self._replied.reply(mid) or pack(self.sealer, reply, {"id": mid, "ack": True})
+            await self._publish_quietly(reply, again)
             return
-        self._seen[mid] = time.monotonic()
-        while len(self._seen) > 10_000:
-            self._seen.popitem(last=False)
         principal = principal_of(run_id)
         if isinstance(principal, Missing):
-            await self.broker.publish(reply, pack(self.sealer, reply, {"id": mid, "gone": True}))
+            gone = pack(self.sealer, reply, {"id": mid, "gone": True})
+            self._replied.finish(mid, gone)
+            await self.broker.publish(reply, gone)
             return
         try:
-            payload = json.loads(self.sealer.open(principal, body, aad=_aad(mid, run_id, reply)))
+            payload = json.loads(self.sealer.open(principal, body, aad=aad(mid, run_id, reply)))
         except (TamperedRecord, ValueError):
             logger.warning("Dropped a message for run %s that failed authentication", run_id)
             return
-        # Acknowledge, alongside the resume, unless the outcome is ready first: the sender's timeout covers "is
-        # the owner there", not how long the body works. (A sender that says nothing of its timeout is acked at once.)
-        ack = pack(self.sealer, reply, {"id": mid, "ack": True})
-        done = anyio.Event()
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(self._acknowledge, reply, ack, done, min(ACK_AFTER, _seconds(header.get("t")) / 4))
-            try:
-                outcome = await handle(run_id, payload)
-            finally:
-                done.set()
-        if outcome is None:
-            await self.broker.publish(reply, pack(self.sealer, reply, {"id": mid, "gone": True}))
-            return
-        sealed = self.sealer.seal(principal, json.dumps(outcome).encode(), aad=_aad("reply", mid, run_id))
-        await self.broker.publish(reply, pack(self.sealer, reply, {"id": mid}, sealed))
+        self._replied.start(mid)  # (before the first await: a copy of it arriving meanwhile finds it handled)
+        answer: bytes | None = None
+        try:
+            # Acknowledge, alongside the resume, unless the outcome is ready first: the sender's timeout covers "is
+            # the owner there", not how long the body works. (A sender that says nothing of its timeout is acked at
+            # once.)
+            ack = pack(self.sealer, reply, {"id": mid, "ack": True})
+            done = anyio.Event()
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._acknowledge, reply, ack, done, min(ACK_AFTER, seconds(header.get("t")) / 4))
+                try:
+                    outcome = await handle(run_id, payload)
+                finally:
+                    done.set()
+            if outcome is None:
+                answer = pack(self.sealer, reply, {"id": mid, "gone": True})
+            else:
+                sealed = self.sealer.seal(principal, json.dumps(outcome).encode(), aad=aad("reply", mid, run_id))
+                answer = pack(self.sealer, reply, {"id": mid}, sealed)
+        finally:
+            self._replied.finish(mid, answer)
+        await self.broker.publish(reply, answer)
 
     async def _acknowledge(self, reply: str, ack: bytes, done: anyio.Event, after: float) -> None:
         with anyio.move_on_after(after):
@@ -349,39 +300,51 @@ class Cluster:
             check_every = min(check_every, ABSENT_FOR)
         mid = new_id()
         exchange = _Exchange(owner, run_id, principal, timeout, wait, check_every, mid)
-        # A reply channel of its own, subscribed before publishing: a long-lived shared one would
-        # silently miss replies while it reconnects (after a Redis restart, say), and the owner,
-        # alive, would then be waited for in vain.
+        if self._listening is not None:
+            # Replies come on this node's own channel, routed here by its listener.
+            inbox = self._inboxes[mid] = Inbox()
+            try:
+                return await self._exchange(exchange, payload, self.channel(self.node), inbox)
+            finally:
+                del self._inboxes[mid]
+        # Not serving (no listener of its own): a reply channel for this message, subscribed before publishing.
         reply = f"{self.prefix}:reply:{mid}"
         async with self.broker.listen(reply) as replies:
-            return await self._exchange(exchange, payload, reply, replies)
+            return await self._exchange(exchange, payload, reply, unpacked(self.sealer, reply, replies))
 
     async def _exchange(
-        self, ex: _Exchange, payload: dict[str, Any], reply: str, replies: AsyncIterator[bytes]
+        self, ex: _Exchange, payload: dict[str, Any], reply: str, replies: AsyncIterator[Message | Refusal]
     ) -> dict[str, Any] | None:
         header = {"id": ex.mid, "run": ex.run_id, "reply": reply, "t": ex.timeout}
-        body = self.sealer.seal(ex.principal, json.dumps(payload).encode(), aad=_aad(ex.mid, ex.run_id, reply))
-        if not await self._publish_to(ex.owner, pack(self.sealer, self.channel(ex.owner), header, body), ex.timeout):
+        body = self.sealer.seal(ex.principal, json.dumps(payload).encode(), aad=aad(ex.mid, ex.run_id, reply))
+        request = pack(self.sealer, self.channel(ex.owner), header, body)
+        shared = isinstance(replies, Inbox)
+        mark = self._listener_mark() if shared else None
+        if not await self._publish_to(ex.owner, request, ex.timeout):
             return None
         incoming = aiter(replies)
         started = anyio.current_time()
         acked = False
         while anyio.current_time() - started < ex.wait:
-            raw: bytes | None = None
+            message: Message | Refusal | None = None
             with anyio.move_on_after(min(ex.check_every, ex.timeout)):
                 try:
-                    raw = await anext(incoming)
+                    message = await anext(incoming)
                 except StopAsyncIteration:
                     return None
-            if raw is None:
+            if message is None:
+                if shared and self._listener_mark() not in (mark, None):
+                    # This node's listener came back after losing its subscription: what the owner replied
+                    # meanwhile is lost. The owner handles the message once and says its reply again.
+                    mark = self._listener_mark()
+                    await self._publish_quietly(self.channel(ex.owner), request)
                 overdue = acked or self.presence is not None or anyio.current_time() - started >= ex.timeout
                 if overdue and not await self.alive(ex.owner):
                     logger.warning("Node %s went away holding run %s; taking the run over", ex.owner, ex.run_id)
                     return None
                 continue
-            message = unpack(self.sealer, reply, raw)
             if isinstance(message, str):
-                _ignored(message, f"a reply for run {ex.run_id}")
+                ignored(message, f"a reply for run {ex.run_id}")
                 continue
             meta, sealed = message
             if meta.get("gone"):
@@ -391,7 +354,7 @@ class Cluster:
                 continue
             try:
                 outcome: dict[str, Any] = json.loads(
-                    self.sealer.open(ex.principal, sealed, aad=_aad("reply", ex.mid, ex.run_id))
+                    self.sealer.open(ex.principal, sealed, aad=aad("reply", ex.mid, ex.run_id))
                 )
             except TamperedRecord:
                 logger.warning("Dropped a reply for run %s that failed authentication", ex.run_id)

@@ -7,8 +7,8 @@ everything else. For `run_expiry` — as long as the run would have waited for
 that retry — this process keeps the round the last retry spent, the
 fingerprint of its answers and the result; a resend gets the result, another
 retry with that round is refused as reused. The run's record stays in the store
-as long (see `Records.keep_finished_run`), so a resend reaching another node is
-forwarded here.
+at least as long (see `Records.keep_finished_run`), so a resend reaching another
+node is forwarded here.
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ from elicitkit._engine.stages import Stages
 from elicitkit._engine.tasks import TaskBook
 from elicitkit._web.tokens import LinkTokens
 from elicitkit.stores.base import Broker, Store
-from elicitkit.stores.guarded import guarded
+from elicitkit.stores.guarded import guarded, guarded_broker
 
 __all__ = ["Engine"]
 
@@ -68,7 +68,7 @@ class Engine:
         self.close_store_when_stopped = close_store_when_stopped
         self.registry = Registry()
         self.records = Records(self.store, sealer, policy.node)
-        self.cluster = Cluster(self.store, broker, sealer, policy.node)
+        self.cluster = Cluster(self.store, guarded_broker(broker), sealer, policy.node)
         self.tasks = TaskBook(policy, self.registry, self.records, self.cluster)
         self.runs = RunHost(policy, self.registry, self.records, self.cluster, self.tasks)
         self.stages = Stages()

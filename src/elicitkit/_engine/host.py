@@ -58,6 +58,8 @@ class RunHost:
         self.cluster = cluster
         self.tasks = tasks
         self.tenure = Tenure(policy, registry, records)
+        self._owner = policy.node if policy.shared else None
+        """Named in each round's `requestState` on a shared store: where a retry landing on another node goes."""
         # The lifespan's task group, found through the context its requests inherit (stdio,
         # in-memory clients, HTTP sessions), or else by the identity of the lifespan state.
         self._host_var: ContextVar[anyio.abc.TaskGroup | None] = ContextVar(f"elicitkit_host_{id(self)}", default=None)
@@ -277,7 +279,7 @@ class RunHost:
         self._park(run)
         return InputRequiredResult(
             input_requests={q.id: ElicitRequest(params=q.wire_params()) for q in outcome},
-            request_state=encode_state(run.id, nonce),
+            request_state=encode_state(run.id, nonce, self._owner),
         )
 
     def _park(self, run: Run) -> None:
@@ -320,4 +322,4 @@ class RunHost:
             note = " (They have not finished yet: ask them to, then call the tool again with action accept.)"
             return self._pending_for_model(run, by_model[0], note)
         nonce = run.expect_retry(self.policy.run_expiry)
-        return InputRequiredResult(request_state=encode_state(run.id, nonce))
+        return InputRequiredResult(request_state=encode_state(run.id, nonce, self._owner))

@@ -277,7 +277,12 @@ class Records:
         questions go now, so none of their pages or callbacks takes an answer (if it may still hold any).
 
         `fenced`: as for `keep_run`; a run another node owns now is left to it, questions and all (that node's id
-        is the answer)."""
+        is the answer).
+
+        A record this node wrote to last that long already (most runs end well within their first write's time)
+        is left as it is, with nothing to fence: no write, and no other node's record touched."""
+        if not run.may_have_question_records and run.stored_until >= time.time() + ttl:
+            return None
         other = await self.keep_run(run, ttl, fenced=fenced)
         if other is None and run.may_have_question_records:
             for question_id in await self.store.run_questions(run.id):

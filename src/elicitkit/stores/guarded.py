@@ -1,9 +1,10 @@
-"""A store whose backend failures surface as one clear `StoreUnavailable`.
+"""A store (and a broker) whose backend failures surface as one clear `StoreUnavailable`.
 
 Backends raise their own errors (`sqlite3.Error`, redis-py's `RedisError`,
 `OSError` for a dropped connection); the engine sees `StoreUnavailable`, which
 a tool reports with a clear message and the protocol layer maps to an error
-the client can retry.
+the client can retry. A broker is most often the store's own server (Redis):
+publishing to it fails as the store does, with the same refusal.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
 from elicitkit._errors import StoreUnavailable
-from elicitkit.stores.base import Store
+from elicitkit.stores.base import Broker, Store
 
-__all__ = ["BACKEND_ERRORS", "guarded"]
+__all__ = ["BACKEND_ERRORS", "guarded", "guarded_broker"]
 
 
 def _backend_errors() -> tuple[type[BaseException], ...]:
@@ -32,12 +33,14 @@ BACKEND_ERRORS = _backend_errors()
 
 
 class _Guarded:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store | Broker, only: frozenset[str] | None = None) -> None:
         self._store = store
+        self._only = only
+        """The methods to guard (None: every one)."""
 
     def __getattr__(self, name: str) -> Any:
         attribute = getattr(self._store, name)
-        if not callable(attribute):
+        if not callable(attribute) or (self._only is not None and name not in self._only):
             return attribute
         method = cast(Callable[..., Awaitable[Any]], attribute)
 
@@ -58,3 +61,9 @@ class _Guarded:
 def guarded(store: Store) -> Store:
     """`store`, with every backend failure raised as `StoreUnavailable`."""
     return cast(Store, _Guarded(store))
+
+
+def guarded_broker(broker: Broker) -> Broker:
+    """`broker`, with a backend failure to publish (or to count listeners) raised as `StoreUnavailable`; its
+    listeners ride out a dropped connection themselves."""
+    return cast(Broker, _Guarded(broker, frozenset({"publish", "listeners"})))

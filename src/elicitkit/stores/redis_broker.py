@@ -119,6 +119,8 @@ class _Messages:
         self._reconnect_for = reconnect_for
         self.resubscribed = anyio.Event()
         """Set each time the subscription is back after a dropped connection (a fresh Event per drop)."""
+        self.resubscriptions = 0
+        """How many times the subscription came back: what was published to it meanwhile is lost."""
 
     def __aiter__(self) -> _Messages:
         return self
@@ -144,6 +146,7 @@ class _Messages:
             if message is None:
                 continue
             if message["type"] == "subscribe":  # redis-py subscribed again after reconnecting
+                self.resubscriptions += 1
                 self.resubscribed.set()
             elif message["type"] == "message":
                 data: bytes = message["data"]

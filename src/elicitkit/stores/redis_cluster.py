@@ -255,6 +255,8 @@ class _ShardMessages:
         self._pubsub: ClusterPubSub = cluster.pubsub()
         self.resubscribed = anyio.Event()
         """Set each time the subscription is back after it was lost (a fresh Event per loss)."""
+        self.resubscriptions = 0
+        """How many times the subscription came back: what was published to it meanwhile is lost."""
 
     async def subscribe(self) -> None:
         """SSUBSCRIBE on the node serving the channel's slot; returns once its reply is in, which precedes every
@@ -301,6 +303,7 @@ class _ShardMessages:
                     await self._pubsub.aclose()
                 self._pubsub = self._cluster.pubsub()
                 await self.subscribe()
+                self.resubscriptions += 1
                 self.resubscribed.set()
                 continue
             if message["type"] == "smessage":
