@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import enum
 import hashlib
-import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from elicitkit._core.jsontext import canonical, compact
 from elicitkit._core.kinds import Answer
 
 __all__ = ["Entry", "Held", "canonical_schema", "digest_of", "held_at", "reusable_answer", "reusable_step"]
@@ -21,7 +21,7 @@ __all__ = ["Entry", "Held", "canonical_schema", "digest_of", "held_at", "reusabl
 
 def canonical_schema(schema: dict[str, Any]) -> str:
     """A schema as the digest reads it (keys sorted, no spaces): the same text for the same schema."""
-    return json.dumps(schema, sort_keys=True, separators=(",", ":"))
+    return canonical(schema)
 
 
 def digest_of(message: str, schema: dict[str, Any], canonical: str | None = None) -> str:
@@ -31,7 +31,7 @@ def digest_of(message: str, schema: dict[str, Any], canonical: str | None = None
     schema asked with many times is serialised once.
     """
     schema_text = canonical_schema(schema) if canonical is None else canonical
-    text = '{"m":' + json.dumps(message, separators=(",", ":")) + ',"s":' + schema_text + "}"
+    text = '{"m":' + compact(message) + ',"s":' + schema_text + "}"
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 

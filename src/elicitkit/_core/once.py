@@ -10,10 +10,10 @@ it (`link_binding`).
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping
 from typing import NamedTuple
 
+from elicitkit._core.jsontext import canonical_any
 from elicitkit._core.kinds import Answer
 
 __all__ = ["Claim", "fingerprint", "link_binding", "spent_token"]
@@ -48,13 +48,8 @@ def spent_token(run_id: str, claim: Claim) -> str:
 def fingerprint(answers: Mapping[str, Answer]) -> bytes:
     """What a claim is spent with: the answers that spent it, so that a resend of the very same answers (a dropped
     connection, a doubled retry) is told apart from a used claim replayed with others."""
-    canonical = json.dumps(
-        {key: [answer.action, answer.content] for key, answer in answers.items()},
-        sort_keys=True,
-        separators=(",", ":"),
-        default=str,
-    )
-    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).digest()[:16]
+    text = canonical_any({key: [answer.action, answer.content] for key, answer in answers.items()})
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:16]
 
 
 def link_binding(question_id: str, holder: tuple[str, str] | None = None) -> str:

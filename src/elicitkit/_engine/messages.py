@@ -24,6 +24,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR
 from pydantic import BaseModel
 
+from elicitkit._core.jsontext import canonical
 from elicitkit._crypto import SealerLike
 
 __all__ = ["Message", "Refusal", "aad", "decode_outcome", "encode_outcome", "ignored", "pack", "seconds", "unpack"]
@@ -57,7 +58,7 @@ _REFUSED: dict[Refusal, str] = {
 def _signed_part(channel: str, header: dict[str, Any], body: bytes) -> bytes:
     """What a MAC covers: the channel, the header (canonical JSON, without `mac`) and the body, each
     length-prefixed so that no part can pass for another."""
-    parts = (channel.encode(), json.dumps(header, sort_keys=True, separators=(",", ":")).encode(), body)
+    parts = (channel.encode(), canonical(header).encode(), body)
     return b"".join(len(part).to_bytes(8, "big") + part for part in parts)
 
 

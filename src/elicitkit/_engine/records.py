@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from elicitkit._core.journal import Entry
+from elicitkit._core.jsontext import compact
 from elicitkit._core.kinds import is_id
 from elicitkit._core.once import Claim, link_binding, spent_token
 from elicitkit._crypto import PlainSealer, SealerLike
@@ -66,7 +67,7 @@ class Records:
         own members (at least one) come the `encoded` ones, serialised already (`"name":<json>`: a shared schema)."""
         if owned:
             value["p"] = principal
-        text = json.dumps(value, separators=(",", ":"))
+        text = compact(value)
         if encoded:
             text = f"{text[:-1]},{encoded}}}"
         return self.sealer.seal(principal, text.encode(), aad=aad.encode())
