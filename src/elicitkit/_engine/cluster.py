@@ -20,17 +20,21 @@ until its heartbeat lapses.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import anyio
+import anyio.abc
 
 from elicitkit._core.kinds import new_id
 from elicitkit._crypto import SealerLike
+from elicitkit._engine import deadlines
 from elicitkit._engine.exchanges import Inbox, Replied, unpacked
 from elicitkit._engine.messages import (
     Message,
@@ -176,7 +180,7 @@ class Cluster:
                         if isinstance(message, str):
                             ignored(message, f"a message on {channel}")
                         elif "run" in message[0]:
-                            tg.start_soon(self._answer, message, principal_of, handle)
+                            tg.start_soon(self._answer, message, principal_of, handle, tg)
                         else:  # a reply to a message this node forwarded (none waits for a late one)
                             inbox = self._inboxes.get(str(message[0].get("id")))
                             if inbox is not None:
@@ -198,13 +202,17 @@ class Cluster:
             return None
         return self._subscriptions, getattr(self._listening, "resubscriptions", 0)
 
-    async def _answer(self, message: Message, principal_of: PrincipalOf, handle: Handler) -> None:
+    async def _answer(
+        self, message: Message, principal_of: PrincipalOf, handle: Handler, tg: anyio.abc.TaskGroup
+    ) -> None:
         try:
-            await self._answer_one(message, principal_of, handle)
+            await self._answer_one(message, principal_of, handle, tg)
         except Exception as exc:
             logger.warning("Answering a forwarded message failed (%s)", type(exc).__name__)
 
-    async def _answer_one(self, message: Message, principal_of: PrincipalOf, handle: Handler) -> None:
+    async def _answer_one(
+        self, message: Message, principal_of: PrincipalOf, handle: Handler, tg: anyio.abc.TaskGroup
+    ) -> None:
         header, body = message
         try:
             mid, run_id, reply = str(header["id"]), str(header["run"]), str(header["reply"])
@@ -224,7 +232,7 @@ class Cluster:
             await self.broker.publish(reply, gone)
             return
         try:
-            payload = json.loads(self.sealer.open(principal, body, aad=aad(mid, run_id, reply)))
+            payload = json.loads(self.sealer.open(principal, body, aad=aad(mid, run_id, reply)).decode())
         except (TamperedRecord, ValueError):
             logger.warning("Dropped a message for run %s that failed authentication", run_id)
             return
@@ -235,13 +243,8 @@ class Cluster:
             # the owner there", not how long the body works. (A sender that says nothing of its timeout is acked at
             # once.)
             ack = pack(self.sealer, reply, {"id": mid, "ack": True})
-            done = anyio.Event()
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(self._acknowledge, reply, ack, done, min(ACK_AFTER, seconds(header.get("t")) / 4))
-                try:
-                    outcome = await handle(run_id, payload)
-                finally:
-                    done.set()
+            after = min(ACK_AFTER, seconds(header.get("t")) / 4)
+            outcome = await self._handled(partial(handle, run_id, payload), reply, ack, after, tg)
             if outcome is None:
                 answer = pack(self.sealer, reply, {"id": mid, "gone": True})
             else:
@@ -250,6 +253,34 @@ class Cluster:
         finally:
             self._replied.finish(mid, answer)
         await self.broker.publish(reply, answer)
+
+    async def _handled(
+        self,
+        handling: Callable[[], Awaitable[dict[str, Any] | None]],
+        reply: str,
+        ack: bytes,
+        after: float,
+        tg: anyio.abc.TaskGroup,
+    ) -> dict[str, Any] | None:
+        """The outcome of `handling()`, with the acknowledgement published `after` seconds into it if still working."""
+        if after <= 0:
+            await self._publish_quietly(reply, ack)
+            return await handling()
+        if deadlines.here() is not None:  # on asyncio: a loop timer, and a task only when it fires (rarely)
+            timer = asyncio.get_running_loop().call_later(after, tg.start_soon, self._publish_quietly, reply, ack)
+            try:
+                return await handling()
+            finally:
+                timer.cancel()
+        done = anyio.Event()
+        outcome: dict[str, Any] | None = None
+        async with anyio.create_task_group() as acks:
+            acks.start_soon(self._acknowledge, reply, ack, done, after)
+            try:
+                outcome = await handling()
+            finally:
+                done.set()
+        return outcome
 
     async def _acknowledge(self, reply: str, ack: bytes, done: anyio.Event, after: float) -> None:
         with anyio.move_on_after(after):
@@ -265,14 +296,15 @@ class Cluster:
 
     async def _publish_to(self, owner: str, message: bytes, timeout: float) -> bool:
         """Publish to a live owner; a moment with no listener (its broker reconnecting) is retried until `timeout`."""
+        channel = self.channel(owner)
+        if await self.broker.publish(channel, message) > 0:
+            return True  # (as nearly always: no timeout to set)
         delay = 0.01
         with anyio.move_on_after(timeout):
-            while True:
-                if await self.broker.publish(self.channel(owner), message) > 0:
-                    return True
-                if not await self.alive(owner):
-                    return False
+            while await self.alive(owner):
                 await anyio.sleep(delay)
+                if await self.broker.publish(channel, message) > 0:
+                    return True
                 delay = min(delay * 2, 0.2)
         return False
 
@@ -327,11 +359,15 @@ class Cluster:
         acked = False
         while anyio.current_time() - started < ex.wait:
             message: Message | Refusal | None = None
-            with anyio.move_on_after(min(ex.check_every, ex.timeout)):
-                try:
+            # On the loop's one deadline timer: most replies come long before it, and then nothing was armed.
+            scope, entry = deadlines.bounded(deadlines.now() + min(ex.check_every, ex.timeout))
+            try:
+                with scope:
                     message = await anext(incoming)
-                except StopAsyncIteration:
-                    return None
+            except StopAsyncIteration:
+                return None
+            finally:
+                deadlines.discard(entry)
             if message is None:
                 if shared and self._listener_mark() not in (mark, None):
                     # This node's listener came back after losing its subscription: what the owner replied
@@ -354,7 +390,7 @@ class Cluster:
                 continue
             try:
                 outcome: dict[str, Any] = json.loads(
-                    self.sealer.open(ex.principal, sealed, aad=aad("reply", ex.mid, ex.run_id))
+                    self.sealer.open(ex.principal, sealed, aad=aad("reply", ex.mid, ex.run_id)).decode()
                 )
             except TamperedRecord:
                 logger.warning("Dropped a reply for run %s that failed authentication", ex.run_id)

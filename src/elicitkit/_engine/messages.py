@@ -58,8 +58,10 @@ _REFUSED: dict[Refusal, str] = {
 def _signed_part(channel: str, header: dict[str, Any], body: bytes) -> bytes:
     """What a MAC covers: the channel, the header (canonical JSON, without `mac`) and the body, each
     length-prefixed so that no part can pass for another."""
-    parts = (channel.encode(), canonical(header).encode(), body)
-    return b"".join(len(part).to_bytes(8, "big") + part for part in parts)
+    name, text = channel.encode(), canonical(header).encode()
+    return b"".join(
+        (len(name).to_bytes(8, "big"), name, len(text).to_bytes(8, "big"), text, len(body).to_bytes(8, "big"), body)
+    )
 
 
 def pack(sealer: SealerLike, channel: str, header: dict[str, Any], body: bytes = b"") -> bytes:
@@ -73,7 +75,7 @@ def unpack(sealer: SealerLike, channel: str, raw: bytes) -> tuple[dict[str, Any]
     """A message read on `channel` as its header (without `mac`) and body, or why it must be ignored."""
     head, _, body = raw.partition(b"\n")
     try:
-        header = json.loads(head)
+        header = json.loads(head.decode())  # (from text: bytes would have their encoding detected first)
     except ValueError:
         return "malformed"
     if not isinstance(header, dict):
