@@ -117,6 +117,11 @@ class RedisServer:
         """`stop_blocking`, from a test's event loop."""
         await anyio.to_thread.run_sync(self.stop_blocking)
 
+    def signal(self, signum: int) -> None:
+        """Send `signum` to the server (SIGSTOP freezes it: its connections stay open and nothing is answered)."""
+        assert self._process is not None, "the server is not running"
+        self._process.send_signal(signum)
+
     async def kill(self) -> None:
         """Kill the server with SIGKILL, as a crash would, and reap it."""
         process, self._process = self._process, None
