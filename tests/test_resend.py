@@ -8,6 +8,8 @@ same `requestState` and the same answers: the run has moved on, and the resend g
 
 from __future__ import annotations
 
+import gc
+import json
 import uuid
 from typing import Any
 
@@ -19,7 +21,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, InputRequiredResult
 
 from elicitkit import Accepted, Elicitation
-from elicitkit._engine.ended import Ended, EndedRuns
+from elicitkit._engine.ended import Ended, EndedRuns, frozen
 from elicitkit.channels.base import Responder, Via
 from elicitkit.stores.memory import MemoryStore
 from elicitkit.stores.redis import RedisBroker, RedisStore
@@ -95,13 +97,13 @@ async def test_the_last_retry_sent_again_after_the_run_finished_gets_the_same_re
 
 def test_a_finished_run_is_kept_for_its_resend_only_until_it_expires() -> None:
     ended = EndedRuns()
-    first = Ended(None, "provision", "round-1", b"answers", {"content": []}, expires_at=10.0)
-    later = Ended(None, "provision", "round-2", b"answers", {"content": []}, expires_at=12.0)
+    first = Ended(None, "provision", "round-1", b"answers", b'{"content": []}', expires_at=10.0)
+    later = Ended(None, "provision", "round-2", b"answers", b'{"content": []}', expires_at=12.0)
     ended.add("run-1", first, now=0.0)
     ended.add("run-2", later, now=2.0)
-    assert ended.get("run-1", now=9.9) is first
+    assert ended.get("run-1", now=9.9) == first
     assert ended.get("run-1", now=10.0) is None
-    assert ended.get("run-2", now=10.0) is later
+    assert ended.get("run-2", now=10.0) == later
     assert ended.get("run-2", now=12.0) is None
 
 
@@ -278,3 +280,14 @@ async def test_a_retry_sent_again_to_another_node_is_answered_by_the_owner(redis
         await a.aclose()
         await b.aclose()
     assert effects == ["web-1 on a"]
+
+
+def test_what_a_finished_run_keeps_for_its_resend_is_nothing_the_garbage_collector_walks() -> None:
+    # A busy node keeps thousands for `run_expiry`: as objects, every full collection would walk them all.
+    ended = EndedRuns()
+    kept = Ended(None, "provision", "round-1", b"answers", frozen(CallToolResult(content=[])), expires_at=10.0)
+    ended.add("run-1", kept, now=0.0)
+    gc.collect()
+    assert not any(gc.is_tracked(value) for value in ended._runs.values())
+    assert ended.get("run-1", now=1.0) == kept
+    assert json.loads(kept.result) == {"content": [], "isError": False, "resultType": "complete"}

@@ -13,22 +13,27 @@ node is forwarded here.
 
 from __future__ import annotations
 
+import json
 from collections import deque
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from mcp.server.context import HandlerResult
+from pydantic import BaseModel
 
 from elicitkit._core.once import fingerprint
 from elicitkit._engine import refusals
 from elicitkit._engine.arrival import Arrival
 from elicitkit._engine.run import Run
 
-__all__ = ["Ended", "EndedRuns"]
+__all__ = ["Ended", "EndedRuns", "frozen"]
 
 
-@dataclass(frozen=True, slots=True)
-class Ended:
-    """What is kept of a finished run: who may resend its last retry, and what that retry gets."""
+class Ended(NamedTuple):
+    """What is kept of a finished run: who may resend its last retry, and what that retry gets.
+
+    Text and numbers only, kept as a plain tuple: thousands are kept at once on a busy node, and such a tuple is
+    nothing the garbage collector walks (the result as a model was some fifteen objects, walked at every full
+    collection)."""
 
     principal: str | None
     tool: str
@@ -36,15 +41,24 @@ class Ended:
     """The round its last retry spent."""
     answers: bytes
     """The fingerprint of that retry's answers: a resend has the same, another retry with this round does not."""
-    result: HandlerResult
+    result: bytes
+    """The result, as JSON (`frozen`)."""
     expires_at: float
+
+
+def frozen(result: HandlerResult) -> bytes:
+    """`result` as the JSON it goes to the client as, to be kept."""
+    if isinstance(result, BaseModel):
+        return result.model_dump_json(by_alias=True, exclude_none=True).encode()
+    return json.dumps(result).encode()
 
 
 class EndedRuns:
     """The finished runs kept for a resend, by run id, each for the same time (so they expire in order)."""
 
     def __init__(self) -> None:
-        self._runs: dict[str, Ended] = {}
+        self._runs: dict[str, tuple[str | None, str, str, bytes, bytes, float]] = {}
+        """`Ended` as plain tuples: the collector stops tracking a plain tuple of text and numbers (not a named one)."""
         self._order: deque[tuple[float, str]] = deque()
 
     def keep(self, run: Run, now: float, keep_for: float) -> bool:
@@ -53,18 +67,19 @@ class EndedRuns:
         if run.last_retry is None or final is None or final.error is not None or run.task:
             return False
         nonce, answers = run.last_retry
-        self.add(run.id, Ended(run.principal, run.tool, nonce, answers, final.result, now + keep_for), now)
+        self.add(run.id, Ended(run.principal, run.tool, nonce, answers, frozen(final.result), now + keep_for), now)
         return True
 
     def add(self, run_id: str, ended: Ended, now: float) -> None:
         self.drop_expired(now)
-        self._runs[run_id] = ended
+        self._runs[run_id] = tuple.__new__(tuple, ended)
         self._order.append((ended.expires_at, run_id))
 
     def get(self, run_id: str, now: float) -> Ended | None:
         """The finished run `run_id`, while it is kept."""
         self.drop_expired(now)
-        return self._runs.get(run_id)
+        kept = self._runs.get(run_id)
+        return None if kept is None else Ended._make(kept)
 
     def resend(self, arrival: Arrival, now: float) -> HandlerResult | None:
         """The result for `arrival` when it is a retry of a finished run kept here (None: it is not).
@@ -78,13 +93,14 @@ class EndedRuns:
             return None
         if (arrival.claim.text, fingerprint(arrival.answers)) != (ended.nonce, ended.answers):
             raise refusals.reused()
-        return ended.result
+        result: HandlerResult = json.loads(ended.result)
+        return result
 
     def drop_expired(self, now: float) -> None:
         """Forget the runs kept until `now` or before."""
         order = self._order
         while order and order[0][0] <= now:
             _, run_id = order.popleft()
-            ended = self._runs.get(run_id)
-            if ended is not None and ended.expires_at <= now:
+            kept = self._runs.get(run_id)
+            if kept is not None and kept[5] <= now:
                 del self._runs[run_id]
