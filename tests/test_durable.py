@@ -22,7 +22,7 @@ from elicitkit.stores import FencedStore, Store
 from elicitkit.stores.memory import MemoryStore
 from elicitkit.testing import ScriptedHuman, accept
 from tests.examples import load_example
-from tests.scenes import SharedBroker, pending_id, send_answer, settled
+from tests.scenes import Rounds, SharedBroker, by_hand, pending_id, send_answer, settled
 
 pytestmark = pytest.mark.anyio
 
@@ -528,27 +528,17 @@ def deploy_node(store: Any, broker: Any, name: str, **options: Any) -> tuple[MCP
     return server, hitl
 
 
+DEPLOY = Rounds("deploy")
+
+
 async def retry_elsewhere(one: MCPServer[Any], two: MCPServer[Any], *, crowded: bool = False) -> str:
     """Start `deploy` on node one, and send its retry (yes) to node two; `crowded`: another call waits on node one
     meanwhile."""
-    async with (
-        Client(one, mode="auto", elicitation_callback=ScriptedHuman()) as first,
-        Client(two, mode="auto", elicitation_callback=ScriptedHuman()) as second,
-    ):
-        asked = await first.session.call_tool("deploy", {}, allow_input_required=True)
-        assert isinstance(asked, InputRequiredResult)
+    async with by_hand(one) as first, by_hand(two) as second:
+        asked = await DEPLOY.start(first)
         if crowded:
-            assert isinstance(
-                await first.session.call_tool("deploy", {}, allow_input_required=True), InputRequiredResult
-            )
-        [key] = asked.input_requests or {}
-        done = await second.session.call_tool(
-            "deploy",
-            {},
-            input_responses={key: accept({"value": True})},
-            request_state=asked.request_state,
-            allow_input_required=True,
-        )
+            await DEPLOY.start(first)
+        done = await DEPLOY.answer(second, asked, True)
         assert isinstance(done, CallToolResult)
         return text(done)
 

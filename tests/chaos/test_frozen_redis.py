@@ -15,20 +15,19 @@ from contextlib import AsyncExitStack
 
 import anyio
 import pytest
-from mcp import Client
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.exceptions import MCPError
-from mcp_types import CallToolResult, InputRequiredResult
+from mcp_types import CallToolResult
 
 from elicitkit import Accepted, Elicitation
 from elicitkit.stores import _redis_client
-from elicitkit.testing import ScriptedHuman, accept
 from tests.redis_server import RedisServer
-from tests.scenes import text_of
+from tests.scenes import Rounds, by_hand, text_of
 
 pytestmark = pytest.mark.anyio
 
 SECRET = "frozen-redis-secret-0123456789abcdef0123"
+DEPLOY = Rounds("deploy")
 
 
 async def test_a_frozen_redis_refuses_a_retry_within_the_command_deadline_and_it_completes_once_sent_again(
@@ -47,25 +46,13 @@ async def test_a_frozen_redis_refuses_a_retry_within_the_command_deadline_and_it
 
     async with AsyncExitStack() as stack:
         stack.push_async_callback(hitl.aclose)
-        client = await stack.enter_async_context(Client(server, mode="auto", elicitation_callback=ScriptedHuman()))
-        asked = await client.session.call_tool("deploy", {}, allow_input_required=True)
-        assert isinstance(asked, InputRequiredResult)
-        [key] = asked.input_requests or {}
-
-        async def retry() -> CallToolResult | InputRequiredResult:
-            return await client.session.call_tool(
-                "deploy",
-                {},
-                input_responses={key: accept({"value": True})},
-                request_state=asked.request_state,
-                allow_input_required=True,
-            )
-
+        client = await stack.enter_async_context(by_hand(server))
+        asked = await DEPLOY.start(client)
         redis.signal(signal.SIGSTOP)
         started = anyio.current_time()
         try:
             with anyio.fail_after(10), pytest.raises(MCPError) as refused:
-                await retry()
+                await DEPLOY.answer(client, asked, True)
         finally:
             redis.signal(signal.SIGCONT)
         # The deadline is 0.5 s here (the answer's write is shielded: no outer timeout could cut it shorter).
@@ -73,6 +60,6 @@ async def test_a_frozen_redis_refuses_a_retry_within_the_command_deadline_and_it
         assert isinstance(refused.value.error.data, dict)
         assert refused.value.error.data["reason"] == "store_unavailable"
         with anyio.fail_after(10):
-            done = await retry()
+            done = await DEPLOY.answer(client, asked, True)
     assert isinstance(done, CallToolResult) and text_of(done) == "deployed"
     assert deployed == [True]
