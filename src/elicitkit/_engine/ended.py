@@ -18,11 +18,11 @@ from collections import deque
 from typing import NamedTuple
 
 from mcp.server.context import HandlerResult
-from pydantic import BaseModel
 
 from elicitkit._core.once import fingerprint
 from elicitkit._engine import refusals
 from elicitkit._engine.arrival import Arrival
+from elicitkit._engine.messages import encode_outcome
 from elicitkit._engine.run import Run
 
 __all__ = ["Ended", "EndedRuns", "frozen"]
@@ -47,10 +47,8 @@ class Ended(NamedTuple):
 
 
 def frozen(result: HandlerResult) -> bytes:
-    """`result` as the JSON it goes to the client as, to be kept."""
-    if isinstance(result, BaseModel):
-        return result.model_dump_json(by_alias=True, exclude_none=True).encode()
-    return json.dumps(result).encode()
+    """`result` as the JSON it goes to the client as (as a forwarded outcome carries it), to be kept."""
+    return json.dumps(encode_outcome(result)["result"]).encode()
 
 
 class EndedRuns:
