@@ -3,6 +3,9 @@
 Each variant is sampled `repeats` times, interleaved with the others and in alternating order (forward, then
 reversed), so drift on a noisy machine hits every variant alike; ratios are taken repeat by repeat (each pairs two
 variants measured back to back) and their median reported, which is more robust than a ratio of medians.
+
+The clients a benchmark compares are opened `side_by_side`: each in a task of its own, so that no variant's server
+runs nested inside another variant's client (see `side_by_side`).
 """
 
 from __future__ import annotations
@@ -10,11 +13,17 @@ from __future__ import annotations
 import gc
 import statistics
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
-__all__ = ["Call", "Comparison", "Variant", "check", "interleave", "loop_call", "single_calls"]
+import anyio
+from anyio.abc import TaskStatus
+
+__all__ = ["Call", "Comparison", "Variant", "check", "interleave", "loop_call", "side_by_side", "single_calls"]
+
+C = TypeVar("C")
 
 Call = Callable[[str, dict[str, Any]], Awaitable[Any]]
 """How a client calls a tool: `(name, arguments) -> result`."""
@@ -53,6 +62,35 @@ class Comparison:
     @property
     def ratio_of_medians(self) -> float:
         return self.elicitkit.median / self.baseline.median
+
+
+@asynccontextmanager
+async def side_by_side(*clients: AbstractAsyncContextManager[C]) -> AsyncIterator[list[C]]:
+    """Open every client in a task of its own, all at the same depth; yield them in order; close them all at the end.
+
+    An in-memory client runs its server in tasks it starts from the task that opens it, so clients opened one
+    inside another (`async with A() as a, B() as b`) put B's server under A's cancel scopes too. anyio walks a
+    task's whole chain of enclosing cancel scopes at every checkpoint and every scope's exit, so each scope
+    above the server costs every request it handles: opened in a row, the second variant paid for the first
+    one's scopes (some 80 instructions per question per scope on the 2025-11-25 loop), the third for both.
+    Opened here, every variant's server sits under the same scopes, its own client's.
+    """
+    opened: list[C | None] = [None] * len(clients)
+    done = anyio.Event()
+
+    async def hold(i: int, client: AbstractAsyncContextManager[C], *, task_status: TaskStatus[None]) -> None:
+        async with client as entered:
+            opened[i] = entered
+            task_status.started()
+            await done.wait()
+
+    async with anyio.create_task_group() as tg:
+        for i, client in enumerate(clients):
+            await tg.start(hold, i, client)
+        try:
+            yield [entered for entered in opened if entered is not None]
+        finally:
+            done.set()
 
 
 async def interleave(variants: Sequence[Variant], n: int, repeats: int) -> None:

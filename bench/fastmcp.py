@@ -79,7 +79,7 @@ from typing import Any, Literal
 import anyio
 from _opcodes import Opcodes, count_each
 from _opcodes import report as report_opcodes
-from _paired import Call, Comparison, Variant, interleave, loop_call, single_calls
+from _paired import Call, Comparison, Variant, interleave, loop_call, side_by_side, single_calls
 from mcp_types import (
     ElicitRequest,
     ElicitRequestFormParams,
@@ -202,12 +202,12 @@ def calls_of(client: Client) -> Call:
 
 async def bench(n: int, repeats: int) -> tuple[list[Variant], list[Comparison], dict[int, Opcodes]]:
     plain, kit = fastmcp_server(), elicitkit_server()
-    async with (
-        Client(plain, mode="legacy", elicitation_handler=person) as plain_legacy,
-        Client(kit, mode="legacy", elicitation_handler=person) as kit_legacy,
-        Client(plain, mode="auto", elicitation_handler=person) as plain_modern,
-        Client(kit, mode="auto", elicitation_handler=person) as kit_modern,
-    ):
+    async with side_by_side(
+        Client(plain, mode="legacy", elicitation_handler=person),
+        Client(kit, mode="legacy", elicitation_handler=person),
+        Client(plain, mode="auto", elicitation_handler=person),
+        Client(kit, mode="auto", elicitation_handler=person),
+    ) as (plain_legacy, kit_legacy, plain_modern, kit_modern):
         for client, era in [(plain_legacy, LEGACY), (kit_legacy, LEGACY), (plain_modern, MODERN), (kit_modern, MODERN)]:
             if client.protocol_version != era:
                 raise RuntimeError(f"expected protocol {era}, negotiated {client.protocol_version}")

@@ -95,7 +95,7 @@ from typing import Annotated, Any, Literal
 import anyio
 from _opcodes import Opcodes, count_each
 from _opcodes import report as report_opcodes
-from _paired import Comparison, Variant, interleave, loop_call, single_calls
+from _paired import Comparison, Variant, interleave, loop_call, side_by_side, single_calls
 from mcp import Client
 from mcp.client.session import ClientRequestContext
 from mcp.server.elicitation import render_elicitation_schema
@@ -212,13 +212,13 @@ class Results:
 async def bench(n: int, repeats: int, extras: bool) -> Results:
     bare, kit, hooked = bare_server(), elicitkit_server(), elicitkit_server(hooks=4)
     rounds = n + 10  # the elicitkit multi-question call needs n + 1 rounds
-    async with (
-        Client(bare, mode="legacy", elicitation_callback=human) as bare_legacy,
-        Client(kit, mode="legacy", elicitation_callback=human) as kit_legacy,
-        Client(hooked, mode="legacy", elicitation_callback=human) as hooked_legacy,
-        Client(bare, mode="auto", elicitation_callback=human) as bare_modern,
-        Client(kit, mode="auto", elicitation_callback=human, input_required_max_rounds=rounds) as kit_modern,
-    ):
+    async with side_by_side(
+        Client(bare, mode="legacy", elicitation_callback=human),
+        Client(kit, mode="legacy", elicitation_callback=human),
+        Client(hooked, mode="legacy", elicitation_callback=human),
+        Client(bare, mode="auto", elicitation_callback=human),
+        Client(kit, mode="auto", elicitation_callback=human, input_required_max_rounds=rounds),
+    ) as (bare_legacy, kit_legacy, hooked_legacy, bare_modern, kit_modern):
         for client, era in [(bare_legacy, LEGACY), (kit_legacy, LEGACY), (bare_modern, MODERN), (kit_modern, MODERN)]:
             if client.session.protocol_version != era:
                 raise RuntimeError(f"expected protocol {era}, negotiated {client.session.protocol_version}")
