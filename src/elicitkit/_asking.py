@@ -7,7 +7,7 @@ each build a question and say how an answer becomes the tool's result;
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from mcp.server.context import ServerRequestContext
@@ -69,7 +69,7 @@ class Asking:
             self.engine.desk.channel(chosen)
         return chosen
 
-    async def form(
+    def form(
         self,
         ctx: ToolContext,
         message: str,
@@ -79,8 +79,12 @@ class Asking:
         unwrap: bool,
         via: Via | None = None,
         task: bool = False,
-    ) -> ElicitationResult[Any]:
-        """Ask a form question (`unwrap`: a one-field helper's, whose `Accepted.data` is the bare value)."""
+    ) -> Coroutine[Any, Any, ElicitationResult[Any]]:
+        """Ask a form question (`unwrap`: a one-field helper's, whose `Accepted.data` is the bare value); await it.
+
+        It drafts the question and hands back the asking to await, rather than awaiting it itself: a call waiting
+        on a person keeps every coroutine frame between its tool body and the transport (some 350 bytes each).
+        """
         check_message(message)
         limit = self.limit(timeout)
         question_id = new_id() if not self.stages.ids_hooked else self.question_id(ctx, message, "form")
@@ -95,7 +99,7 @@ class Asking:
                 return Declined(answer.reason, meta=answer.meta)
             return Cancelled(meta=answer.meta)
 
-        return await self(ctx, question, limit, convert, rewritable=not unwrap)
+        return self(ctx, question, limit, convert, rewritable=not unwrap)
 
     async def __call__(
         self,

@@ -25,6 +25,7 @@ from typing import Any, Protocol, TypeVar
 import anyio
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError, NoBackChannelError
+from mcp_types import ElicitResult
 from pydantic import ValidationError
 
 from elicitkit import _mcp
@@ -116,37 +117,35 @@ class NativeRoute:
                 assert run is not None
                 rctx = await run.attached()
             question.withdrawable(withdraw)
-            answer = await self._send(rctx, question, run.id if task and run is not None else None)
+            # The request is awaited here, not in a coroutine of its own: a call waiting on a person keeps every
+            # frame between its tool body and the transport.
+            send = _mcp.elicit(rctx, question.wire_params(rctx.protocol_version), run.id if task and run else None)
+            result: ElicitResult | None
+            try:
+                if self.keepalive is None or not wants_progress(rctx):
+                    result = await send
+                else:
+                    result = await while_alive(rctx, self.keepalive, send)
+            except NoBackChannelError:
+                raise ElicitationNotSupported("This connection cannot carry a request to the client") from None
+            except MCPError as exc:
+                raise ElicitationClientError(exc.error.code, exc.error.message) from None
+            except ValidationError:
+                result = None
             question.withdrawable(None)  # the request has its reply: nothing to withdraw
-            if answer is None:
+            if result is None:
                 # A reply that is not an elicitation result: refused like an answer that breaks the schema (asked
                 # again, and after the last attempt `elicit` raises), as a 2026-07-28 retry's is refused.
                 if question.refuse(_unreadable()):
                     return
                 continue
-            ruling = await self.door.reply("client", run, question, answer)
+            ruling = await self.door.reply("client", run, question, Answer(result.action, result.content, result.meta))
             if not question.is_open:
                 return  # answered, or out of attempts
             if ruling is Ruling.ACKNOWLEDGES:
                 # The person agreed to open our page; the answer comes when they submit it there.
                 await question.wait()
                 return
-
-    async def _send(self, rctx: ServerRequestContext[Any, Any], question: Question, task: str | None) -> Answer | None:
-        """The client's reply; None when it is not a valid elicitation result."""
-        send = _mcp.elicit(rctx, question.wire_params(rctx.protocol_version), task)
-        try:
-            if self.keepalive is None or not wants_progress(rctx):
-                result = await send
-            else:
-                result = await while_alive(rctx, self.keepalive, send)
-        except NoBackChannelError:
-            raise ElicitationNotSupported("This connection cannot carry a request to the client") from None
-        except MCPError as exc:
-            raise ElicitationClientError(exc.error.code, exc.error.message) from None
-        except ValidationError:
-            return None
-        return Answer(result.action, result.content, result.meta)
 
 
 class MrtrRoute:
