@@ -17,7 +17,7 @@ from mcp.server.context import ServerRequestContext
 
 from elicitkit import _mcp
 from elicitkit._core.journal import reusable_answer
-from elicitkit._core.kinds import Answer, RouteName
+from elicitkit._core.kinds import Answer, Mode, RouteName
 from elicitkit._core.routing import NoRoute, RouteFacts, choose_route, explain
 from elicitkit._engine.deadlines import bounded, discard, now
 from elicitkit._engine.door import Door
@@ -58,13 +58,29 @@ class Asker:
         }
 
     def choose(self, rctx: ServerRequestContext[Any, Any], run: Run | None, question: Question) -> Route:
-        """The route for `question`, or `ElicitationNotSupported` when none reaches the person."""
-        fallback = self.policy.fallback
+        """The route for `question`, or `ElicitationNotSupported` when none reaches the person.
+
+        What the choice reads off the client is the same for every question asked through one request, so a run
+        keeps its last choice with what it was made for (the request, the question's mode, whether it goes to a
+        channel, whether the run is a task), and a body asking question after question chooses once."""
         mode = question.mode
+        to_channel = question.via is not None
+        if run is not None:
+            memo = run.route_memo
+            if memo is not None and memo[0] is rctx and memo[1] == (mode, to_channel, run.task):
+                route: Route = memo[2]
+                return route
+        route = self._routes[self._choice(rctx, run, mode, to_channel)]
+        if run is not None:
+            run.route_memo = (rctx, (mode, to_channel, run.task), route)
+        return route
+
+    def _choice(self, rctx: ServerRequestContext[Any, Any], run: Run | None, mode: Mode, to_channel: bool) -> RouteName:
+        fallback = self.policy.fallback
         chosen = choose_route(
-            RouteFacts(  # by position: this runs for every question
+            RouteFacts(  # by position: this runs for every question a run asks through a new request
                 mode,
-                question.via is not None,
+                to_channel,
                 run is not None,
                 run is not None and run.hosted,
                 run is not None and run.task and not run.mrtr,
@@ -76,8 +92,8 @@ class Asker:
             )
         )
         if isinstance(chosen, NoRoute):
-            raise ElicitationNotSupported(explain(chosen, question.mode))
-        return self._routes[chosen]
+            raise ElicitationNotSupported(explain(chosen, mode))
+        return chosen
 
     async def ask(
         self,
