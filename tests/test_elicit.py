@@ -13,11 +13,11 @@ import anyio
 import pytest
 from mcp import Client
 from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import CallToolResult, ElicitRequestFormParams, ElicitRequestParams
+from mcp_types import CallToolResult, ElicitRequestFormParams, ElicitRequestParams, Implementation
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
-from elicitkit import Accepted, Cancelled, Declined, Titles
+from elicitkit import Accepted, Cancelled, ClientOverride, Declined, ElicitationNotSupported, Titles
 from elicitkit.testing import ScriptedHuman, accept, cancel, decline
 from tests.scenes import ERAS, Rounds, Transport, assert_idle, by_hand, connect, new_server, text_of
 
@@ -381,3 +381,30 @@ async def test_the_client_sees_a_form_mode_request_with_the_message(mode: str) -
     assert isinstance(seen[0], ElicitRequestFormParams)
     assert seen[0].mode == "form"
     assert seen[0].message == "Go <b>now</b>?"
+
+
+async def test_each_question_of_one_call_takes_the_route_its_own_mode_allows(mode: str) -> None:
+    """A body asking several questions through one request chooses the route once per kind of question: a link
+    the client cannot open is refused between two forms it shows, which both reach the person."""
+    server, hitl = new_server(fallback="error", client_overrides=[ClientOverride("forms-only", modes=("form",))])
+
+    @server.tool()
+    async def onboard(ctx: Context) -> str:
+        steps = []
+        first = await hitl.elicit(ctx, "Approve?", Approval)
+        steps.append(type(first).__name__)
+        try:
+            await hitl.elicit_url(ctx, "Sign the contract", "https://sign.example.com/c/1")
+        except ElicitationNotSupported:
+            steps.append("no link")
+        second = await hitl.elicit(ctx, "Approve again?", Approval)
+        steps.append(type(second).__name__)
+        return " ".join(steps)
+
+    human = ScriptedHuman(accept({"approved": True}), accept({"approved": False}))
+    info = Implementation(name="forms-only", version="1.0")
+    async with Client(server, mode=mode, elicitation_callback=human, client_info=info) as client:
+        result = await client.call_tool("onboard", {})
+    assert text_of(result) == "Accepted no link Accepted"
+    assert [q.message for q in human.transcript] == ["Approve?", "Approve again?"]
+    assert_idle(hitl)
