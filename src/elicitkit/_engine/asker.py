@@ -60,19 +60,21 @@ class Asker:
     def choose(self, rctx: ServerRequestContext[Any, Any], run: Run | None, question: Question) -> Route:
         """The route for `question`, or `ElicitationNotSupported` when none reaches the person.
 
-        What the choice reads off the client is the same for every question asked through one request, so a run
-        keeps its last choice with what it was made for (the request, the question's mode, whether it goes to a
-        channel, whether the run is a task), and a body asking question after question chooses once."""
+        What the choice reads off the client is the same for every question asked through one request, so an
+        inline run (a 2025-11-25 call's body, in its request's task) keeps its last choice with what it was made
+        for (the request, the question's mode, whether it goes to a channel, whether the run is a task), and a
+        body asking question after question chooses once. A hosted run asks each question through another
+        request, and keeps nothing: a request it held on to would outlive its round for as long as the run waits."""
         mode = question.mode
         to_channel = question.via is not None
-        if run is not None:
-            memo = run.route_memo
-            if memo is not None and memo[0] is rctx and memo[1] == (mode, to_channel, run.task):
-                route: Route = memo[2]
-                return route
+        if run is None or run.hosted:
+            return self._routes[self._choice(rctx, run, mode, to_channel)]
+        memo = run.route_memo
+        if memo is not None and memo[0] is rctx and memo[1] == (mode, to_channel, run.task):
+            route: Route = memo[2]
+            return route
         route = self._routes[self._choice(rctx, run, mode, to_channel)]
-        if run is not None:
-            run.route_memo = (rctx, (mode, to_channel, run.task), route)
+        run.route_memo = (rctx, (mode, to_channel, run.task), route)
         return route
 
     def _choice(self, rctx: ServerRequestContext[Any, Any], run: Run | None, mode: Mode, to_channel: bool) -> RouteName:

@@ -134,7 +134,7 @@ class Run:
         self.rctx: Any = None
         """The request currently waiting for this run's next outcome (its context), if any."""
         self.route_memo: tuple[Any, ...] | None = None
-        """The asker's last choice of route for this run's questions, with what it was chosen for (`Asker.choose`)."""
+        """An inline run's last choice of route for its questions, with what it was chosen for (`Asker.choose`)."""
         self.picked = False
         """True once a request has taken the final outcome."""
         self.stale = False
