@@ -75,20 +75,17 @@ async def side_by_side(*clients: AbstractAsyncContextManager[C]) -> AsyncIterato
     one's scopes (some 80 instructions per question per scope on the 2025-11-25 loop), the third for both.
     Opened here, every variant's server sits under the same scopes, its own client's.
     """
-    opened: list[C | None] = [None] * len(clients)
     done = anyio.Event()
 
-    async def hold(i: int, client: AbstractAsyncContextManager[C], *, task_status: TaskStatus[None]) -> None:
+    async def hold(client: AbstractAsyncContextManager[C], *, task_status: TaskStatus[C]) -> None:
         async with client as entered:
-            opened[i] = entered
-            task_status.started()
+            task_status.started(entered)
             await done.wait()
 
     async with anyio.create_task_group() as tg:
-        for i, client in enumerate(clients):
-            await tg.start(hold, i, client)
+        opened = [await tg.start(hold, client) for client in clients]
         try:
-            yield [entered for entered in opened if entered is not None]
+            yield opened
         finally:
             done.set()
 
