@@ -15,7 +15,7 @@ from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, ElicitRequestParams, ElicitResult
 
 from elicitkit import Accepted, Ask, ElicitationTimeout, QuestionInfo
-from elicitkit._engine.deadlines import Deadlines, bounded, discard, here, now
+from elicitkit._engine.deadlines import Bound, Deadlines, bounded, discard, here, now
 from tests.scenes import Rounds, Transport, by_hand, connect, new_server, reached, settled, text_of, watched_server
 
 pytestmark = pytest.mark.anyio
@@ -125,17 +125,109 @@ def test_off_an_event_loop_there_is_no_shared_timer() -> None:
     assert here() is None
 
 
-async def test_deadlines_are_on_anyio_s_clock_and_their_scopes_are_anyio_s() -> None:
+async def test_deadlines_are_on_anyio_s_clock() -> None:
     before = anyio.current_time()
     read = now()
     assert before <= read <= anyio.current_time()
-    scope, entry = bounded(now() + 0.05)
-    assert isinstance(scope, anyio.CancelScope)
+    wait, entry = bounded(now() + 0.05)
     assert entry is not None
-    with scope:
+    with wait:
         await anyio.sleep_forever()
-    assert scope.cancelled_caught
+    assert wait.cancelled_caught
     assert now() >= entry[0]
+
+
+# --- a bound wait: ended as asyncio.timeout() ends one, without a cancel scope -----------------------
+
+
+def pending_cancellations() -> int:
+    task = asyncio.current_task()
+    assert task is not None
+    return task.cancelling()
+
+
+async def test_a_wait_ended_by_its_deadline_or_a_withdrawal_leaves_its_task_free_to_wait_again() -> None:
+    for end in ("deadline", "withdrawal"):
+        wait, entry = bounded(now() + (0.02 if end == "deadline" else 60))
+        assert isinstance(wait, Bound)
+        if end == "withdrawal":
+            asyncio.get_running_loop().call_soon(wait.cancel)  # an answer from elsewhere, while the task waits
+        with wait:
+            await anyio.sleep_forever()
+        discard(entry)
+        assert wait.cancelled_caught and pending_cancellations() == 0
+        await anyio.lowlevel.checkpoint()  # no cancellation left over for the task's next wait
+    assert len(deadlines()) == 0
+
+
+async def test_a_wait_that_ends_first_is_not_cancelled_afterwards() -> None:
+    wait, entry = bounded(now() + 60)
+    with wait:
+        await anyio.lowlevel.checkpoint()
+    discard(entry)
+    wait.cancel()  # a late withdrawal: the wait is over, there is nothing to end
+    await anyio.lowlevel.checkpoint()
+    assert not wait.cancelled_caught and pending_cancellations() == 0
+
+
+async def test_a_wait_asked_to_end_by_its_own_task_is_not_cancelled_at_its_next_wait_elsewhere() -> None:
+    wait, entry = bounded(now() + 60)
+    with wait:
+        wait.cancel()  # from the task itself: a Task.cancel() now would land at whatever it awaits next
+    discard(entry)
+    await anyio.lowlevel.checkpoint()
+    assert wait.cancel_called and not wait.cancelled_caught and pending_cancellations() == 0
+
+
+async def test_a_call_cancelled_while_a_bound_wait_ends_is_still_cancelled() -> None:
+    """The bound takes back only its own cancellation: one from around it (a cancel scope, the call's) goes on out,
+    whichever of the two comes first in the same turn of the loop."""
+    for outer_first in (True, False):
+        with anyio.CancelScope() as outer:
+            wait, entry = bounded(now() + 60)
+
+            def both(wait: Any = wait, outer: anyio.CancelScope = outer, outer_first: bool = outer_first) -> None:
+                for end in (outer.cancel, wait.cancel) if outer_first else (wait.cancel, outer.cancel):
+                    end()
+
+            asyncio.get_running_loop().call_soon(both)
+            try:
+                with wait:
+                    await anyio.sleep_forever()
+            finally:
+                discard(entry)
+            await anyio.sleep_forever()  # still inside the cancelled scope: this wait ends at once
+        assert outer.cancelled_caught, outer_first
+        assert pending_cancellations() == 0
+        await anyio.lowlevel.checkpoint()
+
+
+async def test_a_task_cancelled_from_outside_while_it_waits_is_cancelled_not_timed_out() -> None:
+    ended = anyio.Event()
+    outcome: list[str] = []
+
+    async def waiting() -> None:
+        wait, entry = bounded(now() + 60)
+        try:
+            with wait:
+                await anyio.sleep_forever()
+            outcome.append("the wait ended")
+        except asyncio.CancelledError:
+            outcome.append("cancelled")
+            raise
+        finally:
+            discard(entry)
+            ended.set()
+
+    task = asyncio.get_running_loop().create_task(waiting())
+    await anyio.lowlevel.checkpoint()
+    task.cancel()
+    with anyio.fail_after(5):
+        await ended.wait()
+    with suppress(asyncio.CancelledError):
+        await task
+    assert outcome == ["cancelled"] and task.cancelled()
+    assert len(deadlines()) == 0
 
 
 # --- questions, both eras ----------------------------------------------------------------------------

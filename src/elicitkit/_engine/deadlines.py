@@ -1,25 +1,30 @@
 """One timer for the deadlines of every waiting question (and every run waiting for its next round) of a process.
 
-A question waits in a cancel scope that ending the wait cancels: its
-deadline, or an answer from elsewhere withdrawing the request in flight. Given
-its deadline, each scope would set a timer of its own on the event loop, made
-and cancelled once per question, though most are answered long before their
-timeout. Instead the deadlines of all waiting questions sit in one heap,
-watched by one loop timer set for the earliest: when it fires it cancels the
-scopes whose time has come, in the order of their deadlines, exactly as their
-own timers would have, and sets itself for the next. Questions that share a
-server's timeout come in the order of their deadlines, so a new one rarely
-moves the timer. One answered meanwhile cancels nothing from then on and
-leaves the heap at once from its top, or else with the next sweep (when
-ended entries come to outnumber waiting ones): the heap never holds more than
-twice what waits, and nothing once all have ended.
+A question's wait ends at its deadline, or earlier when an answer from
+elsewhere withdraws the request in flight. Given its deadline, each wait would
+set a timer of its own on the event loop, made and cancelled once per
+question, though most are answered long before their timeout. Instead the
+deadlines of all waiting questions sit in one heap, watched by one loop timer
+set for the earliest: when it fires it ends the waits whose time has come, in
+the order of their deadlines, exactly as their own timers would have, and sets
+itself for the next. Questions that share a server's timeout come in the order
+of their deadlines, so a new one rarely moves the timer. One answered
+meanwhile ends nothing from then on and leaves the heap at once from its top,
+or else with the next sweep (when ended entries come to outnumber waiting
+ones): the heap never holds more than twice what waits, and nothing once all
+have ended.
 
-`bounded(deadline)` gives a question its scope and entry, `discard(entry)`
-takes the entry back when the wait ends; a hosted run puts its own scope on the
+`bounded(deadline)` gives a wait its `Bound` and entry, `discard(entry)` takes
+the entry back when the wait ends. A `Bound` ends its task's wait as
+`asyncio.timeout()` does, with one `Task.cancel()` it takes back on the way
+out, and no cancel scope: an anyio cancel scope costs a question some 450
+bytecode instructions to enter and leave, and every checkpoint and scope exit
+inside it one more scope to walk. A hosted run puts its own cancel scope on the
 same heap while it waits for its next request (`Run.suspend`), which most runs
-leave long before it expires. `cancel_scope()` makes a scope the same direct way. The timer is asyncio's (one heap per
-running loop); on other backends each scope keeps its own deadline. `now()` is
-the clock those deadlines are on, read without anyio's per-call backend lookup.
+leave long before it expires. `cancel_scope()` makes a scope the same direct
+way. The timer is asyncio's (one heap per running loop); on other backends each
+wait is a cancel scope that keeps its own deadline. `now()` is the clock those
+deadlines are on, read without anyio's per-call backend lookup.
 """
 
 from __future__ import annotations
@@ -30,15 +35,23 @@ import itertools
 import math
 import weakref
 from heapq import heapify, heappop, heappush
-from typing import Any
+from types import TracebackType
+from typing import Any, Protocol
 
 import anyio
 
-__all__ = ["Deadlines", "Entry", "bounded", "cancel_scope", "discard", "here", "now"]
+__all__ = ["Bound", "Cancellable", "Deadlines", "Entry", "Waiting", "bounded", "cancel_scope", "discard", "here", "now"]
 
 Entry = list[Any]
-"""`[deadline, order, scope, deadlines]` in the heap: a list, so that ending its wait can clear the scope (None)
-where it stands; `order` keeps equal deadlines in the order they came and spares comparing scopes."""
+"""`[deadline, order, wait, deadlines]` in the heap: a list, so that ending its wait can clear it (None) where it
+stands; `order` keeps equal deadlines in the order they came and spares comparing waits."""
+
+
+class Cancellable(Protocol):
+    """What a deadline ends: a `Bound`, or a cancel scope."""
+
+    def cancel(self, reason: str | None = None) -> Any: ...
+
 
 _REASON = "deadline exceeded"  # what anyio says when a scope's own deadline cancels it
 
@@ -68,7 +81,7 @@ class Deadlines:
     def waiting(self) -> int:
         return len(self._heap) - self._finished
 
-    def add(self, deadline: float, scope: anyio.CancelScope) -> Entry | None:
+    def add(self, deadline: float, scope: Cancellable) -> Entry | None:
         """Cancel `scope` at `deadline` (loop time) unless `discard` comes first; None: there is nothing to discard
         (no limit, or the deadline has passed and the scope is cancelled now, as entering it with one would)."""
         if deadline == math.inf:
@@ -140,14 +153,78 @@ _by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Deadlines] = weak
 _last: list[Deadlines] = []  # the one used last, found without hashing its loop
 
 
-def bounded(deadline: float) -> tuple[anyio.CancelScope, Entry | None]:
-    """A cancel scope (to enter now) that `deadline` cancels, with its entry on the running loop's timer, for
+class Bound:
+    """One task's wait, ended by its deadline (on the loop's one timer) or by `cancel()`: `with bound:` around
+    the wait, entered at once by the task that made it, as `bounded` hands it out.
+
+    It ends the wait as `asyncio.timeout()` does: one `Task.cancel()`, which it takes back on the way out
+    (`Task.uncancel()`) and swallows there when no other cancellation came meanwhile. Anything else cancelling
+    the task (its call cancelled, an anyio cancel scope around it) goes on out; anyio's scopes tell such a
+    cancellation from their own. It cancels the task only while the task waits inside it (from the loop's
+    timer, or from whatever answers from elsewhere): a cancellation the task asked of itself would be delivered
+    at its next wait, wherever that is, so from the task itself `cancel()` only says the wait is to end."""
+
+    __slots__ = ("_cancelling", "_fired", "_task", "cancel_called", "cancelled_caught")
+
+    def __init__(self, task: asyncio.Task[Any]) -> None:
+        self._task: asyncio.Task[Any] | None = task
+        self._cancelling = 0
+        self._fired = False
+        self.cancel_called = False
+        self.cancelled_caught = False
+        """Whether the wait ended by this bound's cancellation (as a cancel scope's `cancelled_caught`)."""
+
+    def __enter__(self) -> Bound:
+        assert self._task is not None, "a Bound is entered once, by the task that made it"
+        self._cancelling = self._task.cancelling()
+        return self
+
+    def cancel(self, reason: str | None = None) -> None:
+        if self.cancel_called:
+            return
+        self.cancel_called = True
+        task = self._task
+        if task is not None and task is not asyncio.current_task():
+            self._fired = True
+            task.cancel(reason)
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool:
+        task, self._task = self._task, None
+        if not self._fired:
+            return False
+        assert task is not None
+        # Some other cancellation came too (the call's, a scope's around this): that one goes on out.
+        if task.uncancel() <= self._cancelling and exc_type is asyncio.CancelledError:
+            self.cancelled_caught = True
+            return True
+        return False
+
+
+Waiting = Bound | anyio.CancelScope
+"""What `bounded` hands out: a `Bound` on asyncio, a cancel scope elsewhere (or for a deadline already past)."""
+
+
+def bounded(deadline: float) -> tuple[Waiting, Entry | None]:
+    """The current task's wait until `deadline` (to enter now), with its entry on the running loop's timer, for
     `discard` once the wait ends (None: no entry, for no limit, or off asyncio where the scope keeps its own)."""
-    deadlines = here()
-    if deadlines is None:
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
         return anyio.CancelScope(deadline=deadline), None
-    scope = deadlines.scope_type()  # cancelled before it is entered, it cancels on entry (a deadline that has passed)
-    return scope, deadlines.add(deadline, scope)
+    deadlines = here(loop)
+    assert deadlines is not None
+    task = asyncio.current_task(loop)
+    assert task is not None  # a task on the loop asks
+    bound = Bound(task)
+    entry = deadlines.add(deadline, bound)
+    if entry is None and bound.cancel_called:
+        # The deadline has passed: a cancel scope cancelled before it is entered ends the wait at its first await.
+        scope = deadlines.scope_type()
+        scope.cancel(_REASON)
+        return scope, None
+    return bound, entry
 
 
 def cancel_scope(*, shield: bool = False) -> anyio.CancelScope:
@@ -175,12 +252,14 @@ def now() -> float:
     return loop.time()
 
 
-def here() -> Deadlines | None:
-    """The running event loop's deadlines; None off asyncio, where each scope keeps its own deadline."""
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        return None
+def here(loop: asyncio.AbstractEventLoop | None = None) -> Deadlines | None:
+    """The running event loop's deadlines (`loop`, when the caller has it already); None off asyncio, where each
+    scope keeps its own deadline."""
+    if loop is None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return None
     if _last and _last[0]._loop() is loop:
         return _last[0]
     found = _by_loop.get(loop)

@@ -15,13 +15,12 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple, Protocol
 
-import anyio
 from mcp_types import ElicitRequestFormParams, ElicitRequestURLParams
 
 from elicitkit import _mcp
 from elicitkit._core.journal import digest_of
 from elicitkit._core.kinds import EXPIRES_AT_META, Answer, Mode, QuestionState, RouteName, Stage
-from elicitkit._engine.deadlines import now
+from elicitkit._engine.deadlines import Cancellable, now
 from elicitkit._engine.wake import Wake
 from elicitkit._errors import InvalidElicitationContent
 from elicitkit._schema import FormSchema, to_data
@@ -138,7 +137,7 @@ class Question:
         self.responder: Responder | None = None
         self.replayed = False
         self.record_gone = False
-        self._scope: anyio.CancelScope | None = None
+        self._scope: Cancellable | None = None
         self._watcher: Watcher | None = None
         self._reached: tuple[Stage, ...] = ()
         self._checked: tuple[Any, Any] | None = None
@@ -256,11 +255,11 @@ class Question:
         self.expires_at = min(self.expires_at, expires_at)
 
     @property
-    def withdrawing(self) -> anyio.CancelScope | None:
-        """The scope of the request in flight that an answer from elsewhere withdraws (None: none)."""
+    def withdrawing(self) -> Cancellable | None:
+        """The wait for the request in flight that an answer from elsewhere withdraws (None: none)."""
         return self._scope
 
-    def withdrawable(self, scope: anyio.CancelScope | None) -> None:
+    def withdrawable(self, scope: Cancellable | None) -> None:
         """While `scope` is set, an answer from elsewhere (or a cancellation) withdraws the request in flight."""
         self._scope = scope
 
@@ -270,6 +269,11 @@ class Question:
     def validate_with(self, validate: Validate | None) -> None:
         """Have `validate` rule on every accepted answer after the schema and the type (the `validate` stage)."""
         self._validate = validate
+
+    @property
+    def watched(self) -> bool:
+        """Whether anyone hears of the stages it reaches (else `reached` has nothing to do)."""
+        return self._watcher is not None
 
     async def reached(self, stage: Stage) -> None:
         """The route got the question to `stage`; the watcher hears of each stage once."""
