@@ -202,10 +202,14 @@ class Door:
     async def reply(self, source: Source, run: Run | None, question: Question, answer: Answer) -> Ruling:
         """`take` for the one question whose route's own request brought `answer` (the client's reply to a native
         request, the fallback handler's): the same rule and delivery, without the bookkeeping of an arrival when
-        nothing is journaled (a run that only this request's task holds)."""
+        nothing is journaled (a run that only this request's task holds: see `reply_here`)."""
         if run is not None and run.hosted:
             arrival = Arrival(source, run.principal, {question.id: answer})
             return (await self.take(Live(run, {question.id: question}), arrival)).ruling
+        return self.reply_here(source, question, answer)
+
+    def reply_here(self, source: Source, question: Question, answer: Answer) -> Ruling:
+        """`reply` for a question of no journaled run: nothing to write, so nothing to await."""
         if self.stages.lookups_watched:
             principal = question.caller[0]
             self.stages.tell(StageEvent("lookup_pending", question.id, principal, None, source, found=True))

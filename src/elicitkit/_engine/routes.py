@@ -109,7 +109,8 @@ class NativeRoute:
         withdraw = question.withdrawing
         if run is not None:
             run.hold(question)
-        await question.reached("sent")
+        if question.watched:
+            await question.reached("sent")
         while True:
             if task:
                 # A 2025-11-25 task: its status says the client must answer, and the question goes on the
@@ -139,7 +140,11 @@ class NativeRoute:
                 if question.refuse(_unreadable()):
                     return
                 continue
-            ruling = await self.door.reply("client", run, question, Answer(result.action, result.content, result.meta))
+            answer = Answer(result.action, result.content, result.meta)
+            if run is not None and run.hosted:
+                ruling = await self.door.reply("client", run, question, answer)
+            else:
+                ruling = self.door.reply_here("client", question, answer)
             if not question.is_open:
                 return  # answered, or out of attempts
             if ruling is Ruling.ACKNOWLEDGES:
