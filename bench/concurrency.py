@@ -26,7 +26,7 @@ warmed up with 200 full round trips first:
   and still alive once garbage is collected, divided by `--runs`. That is the
   headline figure. It includes everything a waiting run keeps: its task and
   suspended coroutine frames, the request context and `Context` it holds, its
-  `Run`/`Question` objects and cancel scopes, and the in-memory store's records
+  `Run`/`Question` objects and what bounds their waits, and the in-memory store's records
   (a sealed run record and question record per run). The benchmark's own handle
   per run (the input key and requestState strings it needs to answer) is
   measured and subtracted;

@@ -31,6 +31,12 @@ Informational rows (skip them with ``--no-extras``):
   schema rendered once and `Model.model_validate` on the answer - `ctx.elicit`
   minus its per-call schema rendering, i.e. what the transport itself costs.
   elicitkit / floor is elicitkit's own per-question overhead.
+- 2025-11-25 bare floor "with deadline + _meta": the floor doing what
+  elicitkit's questions do on the wire: each bounded by its own deadline (the
+  SDK's `request_read_timeout_seconds`, set to elicitkit's default timeout)
+  that the request's `_meta` tells the client (`elicitkit/expiresAt`), so the
+  client parses the same request. elicitkit / this row is its bookkeeping
+  beyond what any server bounding its questions pays.
 - 2025-11-25 elicitkit with 4 no-op hooks (one at each of before_ask, after_ask,
   before_answer, after_answer): hooks / no hooks is what registering hooks costs
   (issue 9's target: <= 1.05).
@@ -70,9 +76,11 @@ Expect elicitkit to come out *below* 1.0 against `ctx.elicit`: the SDK renders
 the model's JSON schema (`model_json_schema`) on every call, elicitkit compiles
 it once per type. The floor row removes that difference; elicitkit / floor
 (1.17-1.28 before questions' deadlines shared one timer and the audit trail
-cost nothing when nothing records it; issue 31's goal is <= 1.15) is the cost
-of elicitkit's own bookkeeping (the question's cancel scope and its entry on
-the shared deadline timer, the question record, content validation). The
+cost nothing when nothing records it, 1.19-1.29 before a question's wait was
+bounded without a cancel scope; issue 31's goal is <= 1.15) is the cost of
+elicitkit's own bookkeeping (the question's id, record and deadline, the
+deadline told in `_meta`, its route, content checked against the schema the
+client was shown, then the type). The
 audit trail is off here (the `elicitkit.audit` logger is set to WARNING, and
 there is no OpenTelemetry SDK), as it is on a server that records nothing. On
 2026-07-28 the bare `Resolve` flow re-runs resolution and decodes
@@ -101,15 +109,20 @@ from mcp.client.session import ClientRequestContext
 from mcp.server.elicitation import render_elicitation_schema
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.resolve import Elicit, Resolve
-from mcp_types import ElicitRequestParams, ElicitResult
+from mcp.shared.message import ServerMessageMetadata
+from mcp_types import ElicitRequest, ElicitRequestFormParams, ElicitRequestParams, ElicitResult
 from pydantic import BaseModel
 
 from elicitkit import Accepted, Elicitation
+from elicitkit._core.kinds import EXPIRES_AT_META
+from elicitkit._elicitation import DEFAULT_TIMEOUT
 
 TARGET = 1.05
 OPCODE_UNITS = 100
 """Elicitations per variant whose bytecode instructions are counted (tracing runs ~50x slower)."""
 MESSAGE = "Deploy v2.1 to production?"
+TIMEOUT = DEFAULT_TIMEOUT
+"""elicitkit's default timeout for a question, which the floor doing the same job gives each of its own."""
 CONTENT: dict[str, Any] = {"approved": True, "note": "ship it", "color": "green"}
 LEGACY, MODERN = "2025-11-25", "2026-07-28"
 
@@ -156,6 +169,22 @@ def bare_server() -> MCPServer[Any]:
         accepted = 0
         for _ in range(n):
             result = await session.elicit_form(MESSAGE, FLOOR_SCHEMA, related_request_id=request_id)
+            if result.action == "accept" and Approval.model_validate(result.content).approved:
+                accepted += 1
+        return accepted
+
+    @server.tool()
+    async def loop_floor_bounded(n: int, ctx: Context) -> int:
+        """The floor doing what elicitkit does on the wire: each question bounded by a deadline (the SDK's own
+        request timeout) that `_meta` tells the client, as elicitkit's questions carry theirs."""
+        session, metadata = ctx.request_context.session, ServerMessageMetadata(related_request_id=ctx.request_id)
+        accepted = 0
+        for _ in range(n):
+            meta = {EXPIRES_AT_META: int((time.time() + TIMEOUT) * 1000)}
+            params = ElicitRequestFormParams(message=MESSAGE, requested_schema=FLOOR_SCHEMA, _meta=meta)
+            result = await session.send_request(
+                ElicitRequest(params=params), ElicitResult, request_read_timeout_seconds=TIMEOUT, metadata=metadata
+            )
             if result.action == "accept" and Approval.model_validate(result.content).approved:
                 accepted += 1
         return accepted
@@ -237,12 +266,14 @@ async def bench(n: int, repeats: int, extras: bool) -> Results:
         )
         if extras:
             floor = variant(LEGACY, "bare", "elicit_form x N (floor)", bare_legacy, loop_call, "loop_floor")
+            bounded = variant(LEGACY, "bare", "… with deadline + _meta", bare_legacy, loop_call, "loop_floor_bounded")
             kit_multi = variant(MODERN, "elicitkit", "hitl.elicit x N, one call", kit_modern, loop_call)
             kit_hooked = variant(LEGACY, "elicitkit", "… with 4 no-op hooks", hooked_legacy, loop_call)
-            results.variants[2:2] = [kit_hooked, floor]
+            results.variants[2:2] = [kit_hooked, floor, bounded]
             results.variants.append(kit_multi)
             results.extra += [
                 Comparison(f"{LEGACY}  elicitkit loop / transport floor (schema pre-rendered)", kit_loop, floor),
+                Comparison(f"{LEGACY}  elicitkit loop / floor with a deadline told in _meta", kit_loop, bounded),
                 Comparison(f"{LEGACY}  elicitkit with 4 no-op hooks / without hooks", kit_hooked, kit_loop),
                 Comparison(f"{MODERN}  elicitkit N-question call / bare Resolve 1 per call", kit_multi, bare_once),
             ]

@@ -81,5 +81,6 @@ def test_fastmcp_compares_elicitkit_with_fastmcps_own_ways_on_both_eras_and_ends
 def test_roundtrip_pairs_each_era_with_the_bare_sdk_and_the_transport_floor_and_ends_with_ratio() -> None:
     lines = bench("roundtrip", "--n", "3", "--repeats", "1", timeout=230)
     assert any("elicitkit loop / transport floor" in line for line in lines), "\n".join(lines)
+    assert any("elicitkit loop / floor with a deadline told in _meta" in line for line in lines), "\n".join(lines)
     assert any(line.startswith("2026-07-28  ") and "range" in line for line in lines), "\n".join(lines)
     assert figure(lines[-1], "ratio") > 0
