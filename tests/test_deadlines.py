@@ -280,6 +280,34 @@ async def test_questions_with_interleaved_deadlines_time_out_in_order_each_at_it
     assert len(deadlines()) == 0
 
 
+async def test_a_question_keeping_its_call_alive_with_progress_still_ends_at_its_deadline() -> None:
+    # The wait runs inside the keepalive's task group: the deadline's one cancellation ends the request in flight,
+    # the keepalives stop with it, and the body is told the time ran out (and its call goes on).
+    server, hitl = new_server(keepalive=0.02)
+    beats: list[float] = []
+    asked_at: list[float] = []
+
+    @server.tool()
+    async def ask(ctx: Context) -> str:
+        asked_at.append(anyio.current_time())
+        try:
+            await hitl.confirm(ctx, "Still there?", timeout=0.3)
+        except ElicitationTimeout:
+            await anyio.lowlevel.checkpoint()  # no cancellation left over for the rest of the body
+            return f"timed out after {anyio.current_time() - asked_at[0]:.2f} s"
+        return "answered"
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        beats.append(progress)
+
+    async with Client(server, mode="legacy", elicitation_callback=SlowHuman()) as client:
+        with anyio.fail_after(10):
+            result = await client.call_tool("ask", {}, progress_callback=on_progress)
+    assert text_of(result).startswith("timed out after") and float(text_of(result).split()[3]) >= 0.3
+    assert len(beats) >= 2
+    assert len(deadlines()) == 0
+
+
 async def test_every_answered_question_takes_its_deadline_with_it(mode: str) -> None:
     # (The timer itself is held to 10,000 waits ended in any order above; here each question of the engine, on
     # either era, discards its own.)

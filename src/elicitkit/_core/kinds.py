@@ -6,8 +6,7 @@ import base64
 import enum
 import os
 import re
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 __all__ = [
     "ACTIONS",
@@ -70,10 +69,10 @@ class Hosting(enum.Enum):
     """In a task of its own, journaled, outliving requests (MRTR, the model fallback, replay)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Answer:
+class Answer(NamedTuple):
     """A person's reply as it came off the wire: action plus optional content, the reply's `_meta`, and why,
-    for a decline."""
+    for a decline. (A named tuple: immutable, and made without a frozen dataclass's four `object.__setattr__`
+    calls, once for every answer.)"""
 
     action: str
     content: Any = None

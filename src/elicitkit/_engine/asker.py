@@ -35,6 +35,10 @@ __all__ = ["Asker"]
 logger = logging.getLogger("elicitkit")
 
 
+def _caller(rctx: ServerRequestContext[Any, Any]) -> tuple[str | None, object]:
+    return (_mcp.principal(rctx), _mcp.session_key(rctx))
+
+
 class Asker:
     """Puts a tool body's question to the person on the route its client allows, and waits for the answer."""
 
@@ -74,8 +78,18 @@ class Asker:
             route: Route = memo[2]
             return route
         route = self._routes[self._choice(rctx, run, mode, to_channel)]
-        run.route_memo = (rctx, (mode, to_channel, run.task), route)
+        run.route_memo = (rctx, (mode, to_channel, run.task), route, _caller(rctx))
         return route
+
+    @staticmethod
+    def caller(rctx: ServerRequestContext[Any, Any], run: Run | None) -> tuple[str | None, object]:
+        """Who asks through `rctx`: its principal and session (an inline run's, kept with its route's memo, which
+        `choose` has just made for `rctx`)."""
+        memo = run.route_memo if run is not None else None
+        if memo is not None and memo[0] is rctx:
+            caller: tuple[str | None, object] = memo[3]
+            return caller
+        return _caller(rctx)
 
     def _choice(self, rctx: ServerRequestContext[Any, Any], run: Run | None, mode: Mode, to_channel: bool) -> RouteName:
         fallback = self.policy.fallback
@@ -115,12 +129,16 @@ class Asker:
             ElicitationClientError: the client answered with an error.
             InvalidElicitationContent: the client's reply was not an elicitation result.
         """
-        own = own if own is not None else _mcp.request_context(ctx)
-        # A hosted run asks through whichever request is waiting for it now (the latest retry).
-        rctx = run.rctx if run is not None and run.hosted and run.rctx is not None else own
+        rctx = own if own is not None else _mcp.request_context(ctx)
+        hosted = False
         if run is not None:
-            question.place(run, run.advance() if run.hosted else 0)
-        if run is not None and run.hosted:
+            hosted = run.hosted
+            question.place(run, run.advance() if hosted else 0)
+        if hosted:
+            assert run is not None
+            # A hosted run asks through whichever request is waiting for it now (the latest retry).
+            if run.rctx is not None:
+                rctx = run.rctx
             entry = run.journal.get(question.seq)
             replayed = reusable_answer(entry, question.digest)
             if replayed is not None:
@@ -139,19 +157,19 @@ class Asker:
                     question.seq,
                 )
         route = self.choose(rctx, run, question)
-        question.put(route.name, (_mcp.principal(rctx), _mcp.session_key(rctx)))
+        question.put(route.name, self.caller(rctx, run))
         if route.tracked:
             if self.policy.one_pending_per_session:
                 self.registry.claim_session(question)
             if question.observable:
                 self.registry.track(question.id, question)
-        # One scope per question, which ending the wait cancels: its deadline (on the loop's one timer for every
-        # question's deadline), or an answer from elsewhere withdrawing the request in flight.
-        scope, timer = bounded(question.expires_at)
+        # The wait ends at the question's deadline (on the loop's one timer for every question's deadline), or
+        # when an answer from elsewhere withdraws the request in flight.
+        wait, timer = bounded(question.expires_at)
         try:
-            with scope:
+            with wait:
                 if route is self.native:
-                    question.withdrawable(scope)
+                    question.withdrawable(wait)
                 await route.put(ctx, rctx, run, question)
         finally:
             discard(timer)
@@ -162,8 +180,8 @@ class Asker:
             # refuses another answer and recognises the same one sent again. A hibernated run's stays open: its
             # answer is journaled from it; so does an open one's while the server shuts down, for the restart.)
             if (
-                run is not None
-                and run.hosted
+                hosted
+                and run is not None
                 and route.name == "mrtr"
                 and question.mode == "form"
                 and not self.registry.kept_for_restart(run, question, now())
