@@ -109,6 +109,11 @@ def decline_reason(given: Any) -> str | None:
 _ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 
 
+_IDS_PER_READ = 128
+_ids: list[str] = []  # read from the random source, not yet handed out
+os.register_at_fork(after_in_child=_ids.clear)
+
+
 def new_id() -> str:
     """A new id: 22 URL-safe characters, 132 random bits from the operating system's random source.
 
@@ -121,11 +126,6 @@ def new_id() -> str:
         text = base64.urlsafe_b64encode(os.urandom(33 * _IDS_PER_READ // 2)).decode()
         _ids.extend(text[i : i + 22] for i in range(0, len(text), 22))
         return _ids.pop()
-
-
-_IDS_PER_READ = 128
-_ids: list[str] = []
-os.register_at_fork(after_in_child=_ids.clear)
 
 
 def is_id(text: object) -> bool:

@@ -106,21 +106,18 @@ class NativeRoute:
         self, ctx: ToolContext, rctx: ServerRequestContext[Any, Any], run: Run | None, question: Question
     ) -> None:
         task = run is not None and run.task
-        withdraw = question.withdrawing  # (set by the asker for the first request; each one sent again resets it)
+        withdraw = question.withdrawing
         if run is not None:
             run.hold(question)
         if question.watched:
             await question.reached("sent")
-        again = False
         while True:
             if task:
                 # A 2025-11-25 task: its status says the client must answer, and the question goes on the
                 # `tasks/result` request the client sends for it (the call itself has returned the task).
                 assert run is not None
                 rctx = await run.attached()
-            if again:
-                question.withdrawable(withdraw)
-            again = True
+            question.withdrawable(withdraw)
             # The request is awaited here, not in a coroutine of its own: a call waiting on a person keeps every
             # frame between its tool body and the transport.
             send = _mcp.elicit(rctx, question.wire_params(rctx.protocol_version), run.id if task and run else None)
