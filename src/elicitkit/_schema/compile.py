@@ -139,18 +139,19 @@ def compile_schema(schema: Any, *, secrets: bool = False) -> FormSchema:
         SchemaError: the schema is outside MCP's restricted subset; the message
             names the field and why.
     """
+    if isinstance(schema, FormSchema):
+        return schema
+    # A class is never a raw schema: it is spared `Mapping`'s ABC check (most of a cached type's cost).
+    if not isinstance(schema, type) and isinstance(schema, Mapping):
+        return raw_form(schema)
     key = (schema, "secrets") if secrets else schema
     try:
-        compiled = _cache[key]  # first: a type asked with again (each question) is found before any isinstance
-    except (KeyError, TypeError):  # (a raw schema is a dict, unhashable: a TypeError)
+        compiled = _cache[key]
+    except (KeyError, TypeError):
         pass
     else:
         _cache.move_to_end(key)
         return compiled
-    if isinstance(schema, FormSchema):
-        return schema
-    if isinstance(schema, Mapping):
-        return raw_form(schema)
     compiled = _compile_type(schema, secrets)
     _cache[key] = compiled
     # Bounded: a server that builds models on the fly (create_model per call) must not grow forever.
