@@ -821,8 +821,8 @@ async def test_secure_form_results_never_carry_secrets_in_the_clear() -> None:
     server = MCPServer("redaction")
     hitl = Elicitation(server, public_url="http://127.0.0.1:1")
 
-    async def answered(ctx: Any, run: Any, question: Question, timeout: float, own: Any = None) -> Answer:
-        return Answer("accept", {"user": "ada", "password": "hunter2-secret"})
+    async def answered(ctx: Any, run: Any, question: Question, timeout: float, convert: Any, own: Any = None) -> Any:
+        return convert(question, Answer("accept", {"user": "ada", "password": "hunter2-secret"}))
 
     hitl._engine.asker.ask = answered  # type: ignore[method-assign]
     from types import SimpleNamespace

@@ -99,7 +99,10 @@ class Asking:
                 return Declined(answer.reason, meta=answer.meta)
             return Cancelled(meta=answer.meta)
 
-        return self(ctx, question, limit, convert, rewritable=not unwrap)
+        if self.hooks.active or self.stages.validation_hooked or recording():
+            return self(ctx, question, limit, convert, rewritable=not unwrap)
+        # Nobody watches (as in `__call__`): the asking itself is what the caller awaits.
+        return self.engine.asker.ask(ctx, self.engine.current_run(), question, limit, convert)
 
     async def __call__(
         self,
@@ -116,7 +119,7 @@ class Asking:
         rctx = _mcp.request_context(ctx)  # read once: the SDK's Context makes every read cost microseconds
         if hooks is None and not self.stages.validation_hooked and not recording():
             # Nobody watches: no hook, no validation stage, no audit trail (see `_audit`). Nothing to tell.
-            return convert(question, await self.engine.asker.ask(ctx, run, question, limit, rctx))
+            return await self.engine.asker.ask(ctx, run, question, limit, convert, rctx)
         one = _Exchange(self, ctx, rctx, question, limit, convert, hooks, rewritable, run)
         question.watch(one.watch)
         if self.stages.validation_hooked:
@@ -126,7 +129,7 @@ class Asking:
             # The asking stays in this frame unless `around` hooks wrap it: the transport suspends many times
             # per question, and each suspension resumes every frame between the tool body and the transport.
             if hooks is None:
-                result = convert(question, await self.engine.asker.ask(ctx, run, question, limit, rctx))
+                result = await self.engine.asker.ask(ctx, run, question, limit, convert, rctx)
             elif hooks.has("around"):
                 result = await hooks.around(one.describe(), one.steps)
             else:
@@ -134,7 +137,7 @@ class Asking:
                     asked = hooks.before_ask(one.describe(), one.rewrite)
                     if pending(asked):
                         await asked
-                result = convert(question, await self.engine.asker.ask(ctx, run, question, one.limit, rctx))
+                result = await self.engine.asker.ask(ctx, run, question, one.limit, convert, rctx)
                 if hooks.has("before_answer"):
                     reviewed = hooks.before_answer(one.describe(), result)
                     result = await reviewed if pending(reviewed) else reviewed
@@ -259,8 +262,10 @@ class _Exchange:
         asked = hooks.before_ask(self.describe(), self.rewrite)
         if pending(asked):
             await asked
-        answer = await self.asking.engine.asker.ask(self.ctx, self.run, self.question, self.limit, self.rctx)
-        reviewed = hooks.before_answer(self.describe(), self.convert(self.question, answer))
+        result = await self.asking.engine.asker.ask(
+            self.ctx, self.run, self.question, self.limit, self.convert, self.rctx
+        )
+        reviewed = hooks.before_answer(self.describe(), result)
         return await reviewed if pending(reviewed) else reviewed
 
 

@@ -9,8 +9,9 @@ and by an answer from elsewhere withdrawing the request in flight, and cleans up
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from contextlib import suppress
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 from mcp.server.context import ServerRequestContext
@@ -33,6 +34,7 @@ from elicitkit._mcp import ToolContext
 __all__ = ["Asker"]
 
 logger = logging.getLogger("elicitkit")
+R = TypeVar("R")
 
 
 def _caller(rctx: ServerRequestContext[Any, Any]) -> tuple[str | None, object]:
@@ -117,9 +119,12 @@ class Asker:
         run: Run | None,
         question: Question,
         timeout: float,
+        convert: Callable[[Question, Answer], R],
         own: ServerRequestContext[Any, Any] | None = None,
-    ) -> Answer:
-        """Put `question` to the person on the best route; wait until `question.expires_at`.
+    ) -> R:
+        """Put `question` to the person on the best route; wait until `question.expires_at`; return what `convert`
+        makes of the answer (here, so that a front with nothing to do after it can hand this coroutine to its
+        caller to await, and a call waiting on a person keeps one frame fewer).
 
         `own` is `ctx`'s request context when the caller already has it (reading it off `ctx` is not free).
 
@@ -149,7 +154,7 @@ class Asker:
                 question.from_journal(replayed, route_name)
                 if question.via is not None and run.rebuilt:
                     await self.channel.settle(run, question, replayed)
-                return replayed
+                return convert(question, replayed)
             if entry is not None:
                 logger.info(
                     "Run %s asks a different question at step %d than its journal holds; asking again",
@@ -195,7 +200,7 @@ class Asker:
             # 2025-11-25: tell the client the out-of-band flow it opened has finished.
             with anyio.CancelScope(shield=True), suppress(Exception):
                 await rctx.session.send_elicit_complete(question.id, related_request_id=rctx.request_id)
-        return question.answer
+        return convert(question, question.answer)
 
     async def _close_record(self, run: Run, question: Question) -> None:
         # (A stale copy, whose run another node took over, leaves the records to that node.)

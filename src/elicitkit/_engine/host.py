@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -88,26 +88,31 @@ class RunHost:
         hosts = self._hosts.get(id(rctx.lifespan_context))
         return hosts[-1] if hosts else None
 
-    async def start(
-        self, rctx: ServerRequestContext[Any, Any], tool: str, arguments: dict[str, Any], call_next: CallNext
-    ) -> HandlerResult:
-        """Run a tool body: inside this request when it can only ask natively, else hosted and journaled.
+    def begin(self, rctx: ServerRequestContext[Any, Any], tool: str, arguments: dict[str, Any]) -> Run:
+        """The run of a new call to `tool`: inline (its body runs inside this request, `with inline(run)`) when it
+        can only ask natively, else hosted and journaled (`start`)."""
+        needs_host = _mcp.requested_task(rctx) is not None or self.policy.needs_host(rctx)
+        hosting = Hosting.HOSTED if needs_host and self.host_for(rctx) is not None else Hosting.INLINE
+        principal, mrtr = _mcp.principal(rctx), _mcp.is_mrtr(rctx.protocol_version)
+        run = Run(new_id(), tool, principal, mrtr=mrtr, hosting=hosting, arguments=arguments)
+        self.registry.runs[run.id] = run
+        return run
+
+    def inline(self, run: Run) -> _Inline:
+        """`with` it around an inline run's body: the body's questions know their run, which ends with the block.
+
+        (A context manager, not a coroutine around the body: a call waiting on a person keeps every coroutine
+        frame between its tool body and the transport, and resumes each of them whenever the transport does.)"""
+        return _Inline(run, self.registry)
+
+    async def start(self, run: Run, rctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        """Run a hosted run's body in the lifespan's task group; this request waits for its first outcome.
 
         A 2025-11-25 call that asks for a task (`params.task`) gets its task handle at once.
         """
         task = _mcp.requested_task(rctx)
-        host = self.host_for(rctx) if task is not None or self.policy.needs_host(rctx) else None
-        hosting = Hosting.INLINE if host is None else Hosting.HOSTED
-        principal, mrtr = _mcp.principal(rctx), _mcp.is_mrtr(rctx.protocol_version)
-        run = Run(new_id(), tool, principal, mrtr=mrtr, hosting=hosting, arguments=arguments)
-        self.registry.runs[run.id] = run
-        if host is None:
-            token = current_run.set(run)
-            try:
-                return await call_next(rctx)
-            finally:
-                current_run.reset(token)
-                self.registry.release(run)
+        host = self.host_for(rctx)
+        assert host is not None  # `begin` hosts only a run that has a home
         # The record waits until something outside this request may look for the run (its first round, a step,
         # a channel question): a call that asks nothing costs the store nothing.
         if task is not None:
@@ -323,3 +328,24 @@ class RunHost:
             return self._pending_for_model(run, by_model[0], note)
         nonce = run.expect_retry(self.policy.run_expiry)
         return InputRequiredResult(request_state=encode_state(run.id, nonce, self._owner))
+
+
+class _Inline:
+    """An inline run's body, as `with` sees it: its questions know their run (`current_run`) while it runs, and
+    the run is forgotten when it ends."""
+
+    __slots__ = ("_registry", "_run", "_token")
+
+    def __init__(self, run: Run, registry: Registry) -> None:
+        self._run = run
+        self._registry = registry
+        self._token: Token[Run | None] | None = None
+
+    def __enter__(self) -> Run:
+        self._token = current_run.set(self._run)
+        return self._run
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._token is not None
+        current_run.reset(self._token)
+        self._registry.release(self._run)

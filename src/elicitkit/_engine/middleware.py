@@ -9,7 +9,7 @@ error the client can act on.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from typing import Any
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -47,29 +47,45 @@ class ToolsMiddleware:
         self.answers = answers
         self.tasks = host.tasks
 
-    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        if ctx.method == "tools/list":
-            # The fallback tool is shown only to clients that need it, with output schemas widened for them;
-            # 2025-11-25 clients learn that every tool may run as a task.
-            return shape_tools(
-                await call_next(ctx),
-                self.policy.fallback_tool,
-                needed=self.policy.model_fallback_shown(ctx),
-                tasks=ctx.protocol_version == TASKS_VERSION,
-                view=self.policy.app_view_for(ctx) != "off",
-            )
-        if ctx.method == "initialize":
-            return with_task_capability(await call_next(ctx))  # (2025-11-25 handshakes only)
-        if ctx.method.startswith("tasks/"):
-            if ctx.request_id is None:
-                return None  # a notification named like a request: nothing to answer, nothing to log
-            _mcp.check_params(ctx, own=("inputResponses",))
-            try:
-                return await self.task_method(ctx, call_next)
-            except StoreUnavailable as exc:
-                raise refusals.store_unavailable(str(exc)) from exc
-        if ctx.method != "tools/call" or ctx.request_id is None:
-            return await call_next(ctx)
+    def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> Coroutine[Any, Any, HandlerResult]:
+        """What to await for this request. (A plain method: a request that only passes through keeps no frame of
+        this middleware, and a call waiting on a person one, which the transport resumes each time it does.)"""
+        method = ctx.method
+        if method == "tools/call" and ctx.request_id is not None:
+            return self.call(ctx, call_next)
+        if method == "tools/list":
+            return self.tools_list(ctx, call_next)
+        if method == "initialize":
+            return self.initialize(ctx, call_next)
+        if method.startswith("tasks/"):
+            return self.tasks_request(ctx, call_next)
+        return call_next(ctx)  # type: ignore[return-value]  # (the SDK's chain hands on coroutines)
+
+    async def tools_list(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        # The fallback tool is shown only to clients that need it, with output schemas widened for them;
+        # 2025-11-25 clients learn that every tool may run as a task.
+        return shape_tools(
+            await call_next(ctx),
+            self.policy.fallback_tool,
+            needed=self.policy.model_fallback_shown(ctx),
+            tasks=ctx.protocol_version == TASKS_VERSION,
+            view=self.policy.app_view_for(ctx) != "off",
+        )
+
+    async def initialize(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        return with_task_capability(await call_next(ctx))  # (2025-11-25 handshakes only)
+
+    async def tasks_request(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.request_id is None:
+            return None  # a notification named like a request: nothing to answer, nothing to log
+        _mcp.check_params(ctx, own=("inputResponses",))
+        try:
+            return await self.task_method(ctx, call_next)
+        except StoreUnavailable as exc:
+            raise refusals.store_unavailable(str(exc)) from exc
+
+    async def call(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        """`tools/call`: an answer for the fallback tool, a retry of one of our runs, or a new run."""
         # Before a task, a hosted run or a retry is made of params the SDK would refuse (answers: checked in Answers).
         _mcp.check_params(ctx, own=("inputResponses",))
         params = ctx.params or {}
@@ -80,8 +96,11 @@ class ToolsMiddleware:
             if is_ours(params.get("requestState")):
                 return await self.answers.retry(ctx, params, call_next)
             arguments = params.get("arguments")
-            arguments = dict(arguments) if isinstance(arguments, Mapping) else {}
-            return await self.host.start(ctx, name, arguments, call_next)
+            run = self.host.begin(ctx, name, dict(arguments) if isinstance(arguments, Mapping) else {})
+            if run.hosted:
+                return await self.host.start(run, ctx, call_next)
+            with self.host.inline(run):
+                return await call_next(ctx)
         except StoreUnavailable as exc:
             logger.warning("tools/call %r refused: %s", name, exc)
             raise refusals.store_unavailable(str(exc)) from exc

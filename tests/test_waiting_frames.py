@@ -1,0 +1,92 @@
+"""What a call waiting on a person holds of elicitkit: its coroutine frames between the tool body and the transport.
+
+Every coroutine frame between a waiting tool body and the transport stays in memory for as long as the person
+thinks, and is resumed each time the transport's request is, several times per question. elicitkit's
+middleware hands on what to await where it only passes a request through, runs an inline body inside one frame
+of its own, and an unwatched question is awaited straight from `elicit`: these tests keep it that way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from types import CoroutineType
+from typing import Any
+
+import anyio
+import pytest
+from mcp.server.mcpserver import Context
+from mcp_types import ElicitRequestParams, ElicitResult
+from pydantic import BaseModel
+
+from elicitkit import Accepted
+from tests.scenes import Transport, connect, new_server
+
+pytestmark = pytest.mark.anyio
+
+
+class Go(BaseModel):
+    go: bool
+
+
+def awaiting(task: asyncio.Task[Any]) -> list[str]:
+    """The qualified names of the coroutines a task is suspended in, outermost first, that are elicitkit's."""
+    names = []
+    coro: Any = task.get_coro()
+    while isinstance(coro, CoroutineType):
+        code = coro.cr_code
+        if "/elicitkit/" in code.co_filename:
+            names.append(code.co_qualname)
+        coro = coro.cr_await
+    return names
+
+
+def body_task(tool: str) -> asyncio.Task[Any]:
+    """The task whose chain of awaits holds the body of `tool` now."""
+    for task in asyncio.all_tasks():
+        coro: Any = task.get_coro()
+        while isinstance(coro, CoroutineType):
+            if coro.cr_code.co_name == tool:
+                return task
+            coro = coro.cr_await
+    raise AssertionError(f"no task runs {tool}")
+
+
+async def test_a_question_asked_inline_holds_three_frames_and_the_call_one(transport: Transport) -> None:
+    server, hitl = new_server()
+    seen: list[list[str]] = []
+
+    @server.tool()
+    async def deploy(ctx: Context) -> bool:
+        result = await hitl.elicit(ctx, "Deploy?", Go)
+        return isinstance(result, Accepted) and result.data.go
+
+    async def person(context: Any, params: ElicitRequestParams) -> ElicitResult:
+        seen.append(awaiting(body_task("deploy")))
+        return ElicitResult(action="accept", content={"go": True})
+
+    async with connect(server, transport, "legacy", elicitation_callback=person) as client:
+        with anyio.fail_after(10):
+            result = await client.call_tool("deploy", {})
+    assert result.structured_content == {"result": True}
+    assert seen == [["ToolsMiddleware.call", "Elicitation.elicit", "Asker.ask", "NativeRoute.put"]]
+
+
+async def test_a_watched_question_holds_its_exchange_too() -> None:
+    server, hitl = new_server()
+    seen: list[list[str]] = []
+    hitl.before_ask(lambda info: None)
+
+    @server.tool()
+    async def deploy(ctx: Context) -> bool:
+        result = await hitl.elicit(ctx, "Deploy?", Go)
+        return isinstance(result, Accepted) and result.data.go
+
+    async def person(context: Any, params: ElicitRequestParams) -> ElicitResult:
+        seen.append(awaiting(body_task("deploy")))
+        return ElicitResult(action="accept", content={"go": True})
+
+    async with connect(server, "memory", "legacy", elicitation_callback=person) as client:
+        with anyio.fail_after(10):
+            result = await client.call_tool("deploy", {})
+    assert result.structured_content == {"result": True}
+    assert seen == [["ToolsMiddleware.call", "Elicitation.elicit", "Asking.__call__", "Asker.ask", "NativeRoute.put"]]
