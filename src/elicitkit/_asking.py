@@ -90,15 +90,7 @@ class Asking:
         question_id = new_id() if not self.stages.ids_hooked else self.question_id(ctx, message, "form")
         asked = Asked(question_id, message, schema, via=self.destination(via), task=task)
         question = Question(asked, now() + limit)
-
-        def convert(asked: Question, answer: Answer) -> ElicitationResult[Any]:
-            if answer.action == "accept":
-                data = asked.data_of(answer.content)
-                return Accepted(data=data[FIELD] if unwrap else data, content=dict(answer.content), meta=answer.meta)
-            if answer.action == "decline":
-                return Declined(answer.reason, meta=answer.meta)
-            return Cancelled(meta=answer.meta)
-
+        convert = _field_result if unwrap else _result
         if self.hooks.active or self.stages.validation_hooked or recording():
             return self(ctx, question, limit, convert, rewritable=not unwrap)
         # Nobody watches (as in `__call__`): the asking itself is what the caller awaits.
@@ -150,6 +142,25 @@ class Asking:
             raise
         await one.ended(Outcome(result, None, trail.seconds))
         return result
+
+
+def _result(question: Question, answer: Answer) -> ElicitationResult[Any]:
+    """What `elicit` returns for a form question's answer."""
+    if answer.action == "accept":
+        return Accepted(data=question.data_of(answer.content), content=dict(answer.content), meta=answer.meta)
+    if answer.action == "decline":
+        return Declined(answer.reason, meta=answer.meta)
+    return Cancelled(meta=answer.meta)
+
+
+def _field_result(question: Question, answer: Answer) -> ElicitationResult[Any]:
+    """What a one-field helper returns: `Accepted.data` is the field's bare value."""
+    if answer.action == "accept":
+        data = question.data_of(answer.content)[FIELD]
+        return Accepted(data=data, content=dict(answer.content), meta=answer.meta)
+    if answer.action == "decline":
+        return Declined(answer.reason, meta=answer.meta)
+    return Cancelled(meta=answer.meta)
 
 
 class _Exchange:

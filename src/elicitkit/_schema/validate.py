@@ -81,9 +81,11 @@ def to_data(schema: FormSchema, content: Any) -> Any:
         data = {k: p["default"] for k, p in schema.properties.items() if "default" in p}
         data.update(content)
         return data
-    filled = dict(content)
-    for key in schema.nullable:
-        filled.setdefault(key, None)
+    filled = content
+    if schema.nullable:
+        filled = dict(content)
+        for key in schema.nullable:
+            filled.setdefault(key, None)
     try:
         return schema.adapter.validate_python(filled)
     except ValidationError as exc:
