@@ -77,7 +77,8 @@ the model's JSON schema (`model_json_schema`) on every call, elicitkit compiles
 it once per type. The floor row removes that difference; elicitkit / floor
 (1.17-1.28 before questions' deadlines shared one timer and the audit trail
 cost nothing when nothing records it, 1.19-1.29 before a question's wait was
-bounded without a cancel scope; issue 31's goal is <= 1.15) is the cost of
+bounded without a cancel scope, 1.21 before a waiting call held two frames
+fewer per request and one fewer per question; issue 31's goal is <= 1.15) is the cost of
 elicitkit's own bookkeeping (the question's id, record and deadline, the
 deadline told in `_meta`, its route, content checked against the schema the
 client was shown, then the type). The

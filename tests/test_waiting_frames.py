@@ -14,11 +14,11 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp.server.mcpserver import Context
+from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import ElicitRequestParams, ElicitResult
 from pydantic import BaseModel
 
-from elicitkit import Accepted, _asking
+from elicitkit import Accepted, Elicitation, _asking
 from tests.scenes import Transport, connect, new_server
 
 pytestmark = pytest.mark.anyio
@@ -51,12 +51,8 @@ def body_task(tool: str) -> asyncio.Task[Any]:
     raise AssertionError(f"no task runs {tool}")
 
 
-async def test_a_question_asked_inline_holds_three_frames_and_the_call_one(
-    transport: Transport, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Nothing records the audit trail (the test session may have set OpenTelemetry's providers for good).
-    monkeypatch.setattr(_asking, "recording", lambda: False)
-    server, hitl = new_server()
+async def held_while_asked(hitl: Elicitation, server: MCPServer, transport: Transport) -> list[list[str]]:
+    """elicitkit's frames the call of a tool asking one question holds while the person sees it."""
     seen: list[list[str]] = []
 
     @server.tool()
@@ -72,25 +68,21 @@ async def test_a_question_asked_inline_holds_three_frames_and_the_call_one(
         with anyio.fail_after(10):
             result = await client.call_tool("deploy", {})
     assert result.structured_content == {"result": True}
-    assert seen == [["ToolsMiddleware.call", "Elicitation.elicit", "Asker.ask", "NativeRoute.put"]]
+    return seen
+
+
+async def test_a_question_asked_inline_holds_three_frames_and_the_call_one(
+    transport: Transport, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Nothing records the audit trail (the test session may have set OpenTelemetry's providers for good).
+    monkeypatch.setattr(_asking, "recording", lambda: False)
+    server, hitl = new_server()
+    held = await held_while_asked(hitl, server, transport)
+    assert held == [["ToolsMiddleware.call", "Elicitation.elicit", "Asker.ask", "NativeRoute.put"]]
 
 
 async def test_a_watched_question_holds_its_exchange_too() -> None:
     server, hitl = new_server()
-    seen: list[list[str]] = []
     hitl.before_ask(lambda info: None)
-
-    @server.tool()
-    async def deploy(ctx: Context) -> bool:
-        result = await hitl.elicit(ctx, "Deploy?", Go)
-        return isinstance(result, Accepted) and result.data.go
-
-    async def person(context: Any, params: ElicitRequestParams) -> ElicitResult:
-        seen.append(awaiting(body_task("deploy")))
-        return ElicitResult(action="accept", content={"go": True})
-
-    async with connect(server, "memory", "legacy", elicitation_callback=person) as client:
-        with anyio.fail_after(10):
-            result = await client.call_tool("deploy", {})
-    assert result.structured_content == {"result": True}
-    assert seen == [["ToolsMiddleware.call", "Elicitation.elicit", "Asking.__call__", "Asker.ask", "NativeRoute.put"]]
+    held = await held_while_asked(hitl, server, "memory")
+    assert held == [["ToolsMiddleware.call", "Elicitation.elicit", "Asking.__call__", "Asker.ask", "NativeRoute.put"]]
