@@ -91,10 +91,14 @@ class Asking:
         asked = Asked(question_id, message, schema, via=self.destination(via), task=task)
         question = Question(asked, now() + limit)
         convert = _field_result if unwrap else _result
-        if self.hooks.active or self.stages.validation_hooked or recording():
+        if self.watched():
             return self(ctx, question, limit, convert, rewritable=not unwrap)
-        # Nobody watches (as in `__call__`): the asking itself is what the caller awaits.
+        # Nobody watches: the asking itself is what the caller awaits.
         return self.engine.asker.ask(ctx, self.engine.current_run(), question, limit, convert)
+
+    def watched(self) -> bool:
+        """Whether anything hears of a question asked now: a hook, the validation stage, or the audit trail."""
+        return self.hooks.active or self.stages.validation_hooked or recording()
 
     async def __call__(
         self,
@@ -106,12 +110,12 @@ class Asking:
         rewritable: bool = False,
     ) -> ElicitationResult[Any]:
         """Ask `question`; `rewritable`: a `before_ask` hook may replace its schema (questions of `elicit`)."""
-        hooks = self.hooks if self.hooks.active else None
         run = self.engine.current_run()
         rctx = _mcp.request_context(ctx)  # read once: the SDK's Context makes every read cost microseconds
-        if hooks is None and not self.stages.validation_hooked and not recording():
+        if not self.watched():
             # Nobody watches: no hook, no validation stage, no audit trail (see `_audit`). Nothing to tell.
             return await self.engine.asker.ask(ctx, run, question, limit, convert, rctx)
+        hooks = self.hooks if self.hooks.active else None
         one = _Exchange(self, ctx, rctx, question, limit, convert, hooks, rewritable, run)
         question.watch(one.watch)
         if self.stages.validation_hooked:
