@@ -14,26 +14,34 @@ Python work a change saved, exactly; wall time says what that was worth on this 
 
 from __future__ import annotations
 
+import os
 import sys
 import sysconfig
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
 from _paired import Comparison, Variant
 
+import elicitkit
+
 __all__ = ["Opcodes", "count", "count_each", "package_of", "report"]
 
 _STDLIB = sysconfig.get_paths()["stdlib"]
+# By where the package and this folder are, not by a name in the path: a repository cloned as `elicitkit/` holds
+# its virtualenv's packages under that name too.
+_ELICITKIT = str(Path(elicitkit.__file__).parent) + os.sep
+_BENCH = str(Path(__file__).parent) + os.sep
 
 
 def package_of(filename: str) -> str:
     """Who wrote the code in `filename`: `elicitkit`, an installed package's top-level name, `stdlib`, `bench`, or
     `generated` (a dataclass's or named tuple's generated methods)."""
-    if "/elicitkit/" in filename and "/bench/" not in filename:
+    if filename.startswith(_ELICITKIT):
         return "elicitkit"
-    if "/bench/" in filename:
+    if filename.startswith(_BENCH):
         return "bench"
     if "site-packages/" in filename:
         return filename.split("site-packages/", 1)[1].split("/", 1)[0].removesuffix(".py")

@@ -84,3 +84,15 @@ def test_roundtrip_pairs_each_era_with_the_bare_sdk_and_the_transport_floor_and_
     assert any("elicitkit loop / floor with a deadline told in _meta" in line for line in lines), "\n".join(lines)
     assert any(line.startswith("2026-07-28  ") and "range" in line for line in lines), "\n".join(lines)
     assert figure(lines[-1], "ratio") > 0
+
+
+def test_instruction_counts_tell_packages_by_where_they_are_not_by_a_name_in_their_path() -> None:
+    """A repository cloned as `elicitkit/` holds its virtualenv's packages, and its tests, under that name too."""
+    venv_sdk = "/home/u/elicitkit/.venv/lib/python3.11/site-packages/mcp/client/session.py"
+    code = f"import _opcodes; print(_opcodes.package_of({venv_sdk!r}), _opcodes.package_of('/home/u/elicitkit/t.py'))"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env, cwd=ROOT / "bench"
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["mcp", "other"]
