@@ -148,23 +148,19 @@ class Asking:
         return result
 
 
-def _result(question: Question, answer: Answer) -> ElicitationResult[Any]:
-    """What `elicit` returns for a form question's answer."""
+def _result(question: Question, answer: Answer, unwrap: bool = False) -> ElicitationResult[Any]:
+    """What `elicit` returns for a form question's answer (`unwrap`: a one-field helper's, whose `Accepted.data`
+    is the field's bare value)."""
     if answer.action == "accept":
-        return Accepted(data=question.data_of(answer.content), content=dict(answer.content), meta=answer.meta)
+        data = question.data_of(answer.content)
+        return Accepted(data=data[FIELD] if unwrap else data, content=dict(answer.content), meta=answer.meta)
     if answer.action == "decline":
         return Declined(answer.reason, meta=answer.meta)
     return Cancelled(meta=answer.meta)
 
 
 def _field_result(question: Question, answer: Answer) -> ElicitationResult[Any]:
-    """What a one-field helper returns: `Accepted.data` is the field's bare value."""
-    if answer.action == "accept":
-        data = question.data_of(answer.content)[FIELD]
-        return Accepted(data=data, content=dict(answer.content), meta=answer.meta)
-    if answer.action == "decline":
-        return Declined(answer.reason, meta=answer.meta)
-    return Cancelled(meta=answer.meta)
+    return _result(question, answer, unwrap=True)
 
 
 class _Exchange:
