@@ -3,6 +3,7 @@
     python bench/_node.py --store redis://127.0.0.1:PORT/0 --node NAME --secret S
     python bench/_node.py --bare --node NAME --secret S  # the bare SDK: no elicitkit at all
     python bench/_node.py --bare --once redis://127.0.0.1:PORT/0 --node NAME --secret S  # each round taken once
+    python bench/_node.py ... --freeze-gc  # gc.freeze() once built, as docs/durable.md recommends for any server
 
 Prints `READY <port>` once it accepts connections. Modelled on tests/node_app.py.
 
@@ -34,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import hashlib
 import logging
 import os
@@ -191,12 +193,16 @@ async def main() -> None:
     parser.add_argument("--secret")
     parser.add_argument("--bare", action="store_true", help="the bare SDK: no elicitkit (`plain` and `ask2`)")
     parser.add_argument("--once", help="with --bare: a Redis URL where each round's requestState is taken once")
+    parser.add_argument("--freeze-gc", action="store_true", help="gc.freeze() once the server is built")
     args = parser.parse_args()
     if not args.secret or not (args.bare or args.store):
         parser.error("--secret is needed, and --store unless --bare")
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     logging.getLogger("mcp").setLevel(logging.WARNING)
     server = bare(args.node, args.secret, args.once) if args.bare else build(args.store, args.node, args.secret)
+    if args.freeze_gc:  # what the server was built with lives as long as it does: no collection scans it again
+        gc.collect()
+        gc.freeze()
     # Idle keep-alive connections stay open: a pair idles while the others are measured, and uvicorn's default
     # (closing them after 5 s) raced the client reusing one, whose request then failed with a ReadError.
     await serve(server.streamable_http_app(), timeout_keep_alive=3600)

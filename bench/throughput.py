@@ -22,6 +22,14 @@ which asks two questions one after the other and returns both answers:
   retry runs the tool again. elicitkit spends every round once, and so does
   this side: the same work, shown next to the issue's pair.
 
+Every node, of either side, calls `gc.freeze()` once it is built, as
+docs/durable.md recommends for a server that keeps runs waiting: what the
+process was built with (modules, the app, some 110,000 objects) is left out of
+every later collection. Without it (`--gc default`), a full collection scans
+all of it each time; the bare SDK keeps nothing between rounds and rarely
+runs one, while a node holding hundreds of suspended runs promotes objects
+fast enough to run one every few hundred runs.
+
 Each phase runs `--runs` calls through all three of their requests, stage by
 stage, `--concurrency` requests in flight, spread over the two nodes of a pair
 the same way for both (the load balancer, round robin):
@@ -188,7 +196,7 @@ async def plain_calls(nodes: Nodes, count: int, concurrency: int, base: int) -> 
     return count / await timed(count, concurrency, one)
 
 
-async def bench(runs: int, concurrency: int, repeat: int, plain: bool) -> dict[Side, Phase]:
+async def bench(runs: int, concurrency: int, repeat: int, plain: bool, freeze_gc: bool = True) -> dict[Side, Phase]:
     phases: dict[Side, Phase] = {"bare": Phase(), "checked": Phase(), "elicitkit": Phase()}
     with tempfile.TemporaryDirectory(prefix="elicitkit-throughput-") as tmp:
         redis = RedisServer(Path(tmp) / "redis")
@@ -198,6 +206,8 @@ async def bench(runs: int, concurrency: int, repeat: int, plain: bool) -> dict[S
             *(BareNode(name, Path(tmp) / f"{name}.log") for name in ("bare-a", "bare-b")),
             *(BareNode(name, Path(tmp) / f"{name}.log", once=redis.url) for name in ("checked-a", "checked-b")),
         ]
+        for node in nodes if freeze_gc else ():
+            node.args.append("--freeze-gc")
         try:
             for node in nodes:
                 await node.start()
@@ -235,13 +245,14 @@ async def bench(runs: int, concurrency: int, repeat: int, plain: bool) -> dict[S
     return phases
 
 
-def report(phases: dict[Side, Phase], runs: int, concurrency: int) -> float:
+def report(phases: dict[Side, Phase], runs: int, concurrency: int, freeze_gc: bool = True) -> float:
     bare, kit = phases["bare"], phases["elicitkit"]
     print(
         f"throughput, two nodes a side (uvicorn, streamable HTTP, 2026-07-28), elicitkit on redis-server "
         f"{redis_version()}; python {platform.python_version()}, mcp {version('mcp')}, "
         f"elicitkit {version('elicitkit')}; "
-        f"{runs} two-question calls per phase, {concurrency} requests in flight, {len(bare.answers)} repeats"
+        f"{runs} two-question calls per phase, {concurrency} requests in flight, {len(bare.answers)} repeats; "
+        f"every node's garbage collector {'frozen once built (gc.freeze)' if freeze_gc else 'as Python sets it'}"
     )
     labels: dict[Side, str] = {
         "bare": "bare SDK (Resolve x2, answers in requestState)",
@@ -278,11 +289,18 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=50, help="requests in flight (default 50)")
     parser.add_argument("--repeat", type=int, default=5, help="repeats, each giving one ratio (default 5)")
     parser.add_argument("--plain", action="store_true", help="also time calls that ask nothing, for reference")
+    parser.add_argument(
+        "--gc",
+        choices=("freeze", "default"),
+        default="freeze",
+        help="every node calls gc.freeze() once built, as docs/durable.md recommends (default), or leaves it be",
+    )
     args = parser.parse_args()
     if args.runs < 1 or args.concurrency < 1 or args.repeat < 1:
         parser.error("--runs, --concurrency and --repeat must be at least 1")
-    phases = anyio.run(bench, args.runs, args.concurrency, args.repeat, args.plain)
-    ratio = report(phases, args.runs, args.concurrency)
+    freeze_gc = args.gc == "freeze"
+    phases = anyio.run(bench, args.runs, args.concurrency, args.repeat, args.plain, freeze_gc)
+    ratio = report(phases, args.runs, args.concurrency, freeze_gc)
     print(f"ratio={ratio:.2f}")
 
 
