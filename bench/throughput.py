@@ -22,13 +22,11 @@ which asks two questions one after the other and returns both answers:
   retry runs the tool again. elicitkit spends every round once, and so does
   this side: the same work, shown next to the issue's pair.
 
-Every node, of either side, calls `gc.freeze()` once it is built, as
-docs/durable.md recommends for a server that keeps runs waiting: what the
-process was built with (modules, the app, some 110,000 objects) is left out of
-every later collection. Without it (`--gc default`), a full collection scans
-all of it each time; the bare SDK keeps nothing between rounds and rarely
-runs one, while a node holding hundreds of suspended runs promotes objects
-fast enough to run one every few hundred runs.
+With `--gc freeze`, every node, of either side, calls `gc.freeze()` once it
+is built, as docs/durable.md recommends: what the process was built with (the
+modules, the app, some 110,000 objects) is left out of every later full
+collection, which otherwise scans all of it, on either side, each time. By
+default the nodes keep Python's own settings.
 
 Each phase runs `--runs` calls through all three of their requests, stage by
 stage, `--concurrency` requests in flight, spread over the two nodes of a pair
@@ -39,6 +37,15 @@ the same way for both (the load balancer, round robin):
 2. answer every first question, then 3. every second one. The answers of a run
    go one to each node, so half of all answers land on the elicitkit run's
    owner (a local resume) and half on the other node (forwarded).
+
+The driver: each of the `--concurrency` request slots has its own client, and
+its own HTTP connection, to each node, and sends its requests one after the
+other. With one client per node, all slots shared its connection pool, which
+(httpcore's) looks at every pooled connection on every request: the driver's
+own cost per request grew with how many requests a side held in flight, so
+the slower side was charged for the driver's work too (one node, 50 in
+flight, the same requests: 1,272 us of driver CPU per request to elicitkit,
+1,082 us to the bare SDK; with a connection per slot, 707 us and 701 us).
 
 Every result is checked: each call gets its own two answers, and an elicitkit
 run is finished by its owner (its answers really were forwarded, not taken
@@ -92,7 +99,6 @@ from mcp import Client
 from mcp_types import CallToolResult, InputRequiredResult
 
 sys.path.insert(0, str(Path(__file__).parent))
-from concurrency import pool
 from cross_node import SECRET, Node, connect, redis_version, text
 
 from elicitkit.testing import accept
@@ -114,6 +120,9 @@ class BareNode(Node):
 
 
 Nodes = list[tuple[Client, str]]
+"""A pair's two nodes, as one request slot reaches them: its own client (and connection) to each."""
+Slots = list[Nodes]
+"""A pair as the driver reaches it: one `Nodes` per request in flight."""
 
 
 @dataclass
@@ -127,10 +136,18 @@ class Phase:
     plain: list[float] = field(default_factory=list)
 
 
-async def timed(count: int, concurrency: int, one: Callable[[int], Awaitable[None]]) -> float:
-    """Seconds for `one(i)`, i in range(count), `concurrency` at a time."""
+async def timed(count: int, slots: Slots, one: Callable[[int, Nodes], Awaitable[None]]) -> float:
+    """Seconds for `one(i, nodes)`, i in range(count), one request in flight per slot, each on its slot's clients."""
+    jobs = iter(range(count))
+
+    async def slot(nodes: Nodes) -> None:
+        for i in jobs:  # one shared iterator: each i goes to exactly one slot
+            await one(i, nodes)
+
     started = time.perf_counter()
-    await pool(count, concurrency, one)
+    async with anyio.create_task_group() as tg:
+        for nodes in slots[:count]:
+            tg.start_soon(slot, nodes)
     return time.perf_counter() - started
 
 
@@ -149,20 +166,20 @@ async def ask2(
     )
 
 
-async def two_questions(nodes: Nodes, side: Side, runs: int, concurrency: int, base: int, into: Phase) -> None:
+async def two_questions(slots: Slots, side: Side, runs: int, base: int, into: Phase) -> None:
     """`runs` calls of `ask2`, stage by stage; appends answers/s and each stage's requests/s to `into`."""
     waiting: list[InputRequiredResult | None] = [None] * runs
     words = [(f"a-{secrets.token_hex(4)}", f"b-{secrets.token_hex(4)}") for _ in range(runs)]
 
-    def node(i: int, stage: int) -> tuple[Client, str]:
+    def node(i: int, stage: int) -> int:
         # The load balancer: runs start on alternate nodes; a run's two answers go one to each node, so that on
         # elicitkit half of all answers land on the run's owner (i % 2) and half on the other node.
-        return nodes[i % 2] if stage == 0 else nodes[(i // 2 + stage - 1) % 2]
+        return i % 2 if stage == 0 else (i // 2 + stage - 1) % 2
 
-    def stage(k: int) -> Callable[[int], Awaitable[None]]:
-        async def one(i: int) -> None:
+    def stage(k: int) -> Callable[[int, Nodes], Awaitable[None]]:
+        async def one(i: int, nodes: Nodes) -> None:
             tag = f"q{base + i}"
-            client, name = node(i, k)
+            client, name = nodes[node(i, k)]
             result = await ask2(client, tag, waiting[i], words[i][k - 1] if k else "")
             if k < 2:
                 if not isinstance(result, InputRequiredResult) or len(result.input_requests or {}) != 1:
@@ -178,25 +195,25 @@ async def two_questions(nodes: Nodes, side: Side, runs: int, concurrency: int, b
 
     total = 0.0
     for k in range(len(STAGES)):
-        seconds = await timed(runs, concurrency, stage(k))
+        seconds = await timed(runs, slots, stage(k))
         into.stages[k].append(runs / seconds)
         total += seconds
     into.answers.append(2 * runs / total)
 
 
-async def plain_calls(nodes: Nodes, count: int, concurrency: int, base: int) -> float:
+async def plain_calls(slots: Slots, count: int, base: int) -> float:
     """Tool calls that ask nothing, round robin over the nodes; calls per second."""
 
-    async def one(i: int) -> None:
+    async def one(i: int, nodes: Nodes) -> None:
         client, node = nodes[i % 2]
         result = await client.call_tool("plain", {"tag": f"p{base + i}"})
         if not isinstance(result, CallToolResult) or text(result) != f"p{base + i}@{node}":
             raise RuntimeError(f"plain call {base + i}: unexpected {str(result)[:300]}")
 
-    return count / await timed(count, concurrency, one)
+    return count / await timed(count, slots, one)
 
 
-async def bench(runs: int, concurrency: int, repeat: int, plain: bool, freeze_gc: bool = True) -> dict[Side, Phase]:
+async def bench(runs: int, concurrency: int, repeat: int, plain: bool, freeze_gc: bool = False) -> dict[Side, Phase]:
     phases: dict[Side, Phase] = {"bare": Phase(), "checked": Phase(), "elicitkit": Phase()}
     with tempfile.TemporaryDirectory(prefix="elicitkit-throughput-") as tmp:
         redis = RedisServer(Path(tmp) / "redis")
@@ -212,21 +229,28 @@ async def bench(runs: int, concurrency: int, repeat: int, plain: bool, freeze_gc
             for node in nodes:
                 await node.start()
             async with AsyncExitStack() as stack:
-                clients = [(await stack.enter_async_context(connect(n, concurrency)), n.name) for n in nodes]
-                pairs: dict[Side, Nodes] = {"elicitkit": clients[:2], "bare": clients[2:4], "checked": clients[4:]}
+                # Each request slot has its own client, and connection, to each node (see "The driver" above).
+                slots = [
+                    [(await stack.enter_async_context(connect(n, 1)), n.name) for n in nodes]
+                    for _ in range(concurrency)
+                ]
+                pairs: dict[Side, Slots] = {
+                    side: [clients[2 * j : 2 * j + 2] for clients in slots]
+                    for j, side in enumerate(("elicitkit", "bare", "checked"))
+                }
                 for side, pair in pairs.items():  # warm-up: connections, imports, first requests
-                    await two_questions(pair, side, 50, 10, -1000, Phase())
+                    await two_questions(pair[:10], side, 50, -1000, Phase())
                     if plain:
-                        await plain_calls(pair, 50, 10, -1000)
+                        await plain_calls(pair[:10], 50, -1000)
                 for r in range(repeat):
                     order: list[Side] = ["bare", "checked", "elicitkit"]
                     order = order if r % 2 == 0 else order[::-1]
                     for j, side in enumerate(order):
                         base = (len(order) * r + j) * runs
-                        await two_questions(pairs[side], side, runs, concurrency, base, phases[side])
+                        await two_questions(pairs[side], side, runs, base, phases[side])
                     if plain:
                         for side in order:
-                            phases[side].plain.append(await plain_calls(pairs[side], runs, concurrency, r * runs))
+                            phases[side].plain.append(await plain_calls(pairs[side], runs, r * runs))
         except BaseException:
             # A request failed; what the nodes said goes with the traceback.
             for node in nodes:
@@ -245,7 +269,7 @@ async def bench(runs: int, concurrency: int, repeat: int, plain: bool, freeze_gc
     return phases
 
 
-def report(phases: dict[Side, Phase], runs: int, concurrency: int, freeze_gc: bool = True) -> float:
+def report(phases: dict[Side, Phase], runs: int, concurrency: int, freeze_gc: bool = False) -> float:
     bare, kit = phases["bare"], phases["elicitkit"]
     print(
         f"throughput, two nodes a side (uvicorn, streamable HTTP, 2026-07-28), elicitkit on redis-server "
@@ -292,8 +316,8 @@ def main() -> None:
     parser.add_argument(
         "--gc",
         choices=("freeze", "default"),
-        default="freeze",
-        help="every node calls gc.freeze() once built, as docs/durable.md recommends (default), or leaves it be",
+        default="default",
+        help="every node keeps Python's GC settings (default), or calls gc.freeze() once built (docs/durable.md)",
     )
     args = parser.parse_args()
     if args.runs < 1 or args.concurrency < 1 or args.repeat < 1:

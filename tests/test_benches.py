@@ -67,6 +67,16 @@ def test_throughput_pairs_elicitkit_with_the_bare_sdk_on_the_same_two_question_t
     assert any("paired ratios, elicitkit / bare SDK answers/s" in line for line in lines), "\n".join(lines)
     assert any("taking each round once" in line for line in lines), "\n".join(lines)  # the same-work side
     assert figure(lines[-1], "ratio") > 0
+    assert any("garbage collector as Python sets it" in line for line in lines), "\n".join(lines)
+
+
+@pytest.mark.timeout(240)
+def test_throughput_can_freeze_every_nodes_garbage_collector_as_the_durable_guide_recommends() -> None:
+    if shutil.which("redis-server") is None:
+        pytest.fail(MISSING)
+    lines = bench("throughput", "--runs", "8", "--concurrency", "2", "--repeat", "1", "--gc", "freeze", timeout=230)
+    assert any("garbage collector frozen once built (gc.freeze)" in line for line in lines), "\n".join(lines)
+    assert figure(lines[-1], "ratio") > 0
 
 
 @pytest.mark.timeout(240)
