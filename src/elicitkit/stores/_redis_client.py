@@ -38,8 +38,8 @@ class _Client(aioredis.Redis):
     Together: the commands that the tasks of one event-loop turn issue go to Redis in one write and come back in
     one read (a pipeline, not a transaction: each command is applied on its own and fails on its own), so a node
     under load pays one round trip, one pooled connection and one wake-up of Redis for several of them (on two
-    nodes under load, two commands a round trip on average, measured). A command issued alone goes out one turn
-    later, as it did before.
+    nodes under load, two commands a round trip on average, measured). A command issued alone goes out on its own
+    at the end of its turn.
     """
 
     _gathering: list[Queued] | None = None
