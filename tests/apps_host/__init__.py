@@ -23,7 +23,7 @@ import pytest
 from mcp import Client
 from mcp.client import advertise
 from mcp_types import CallToolResult, TextResourceContents
-from playwright.async_api import Browser, FrameLocator, Page
+from playwright.async_api import Browser, FrameLocator, Locator, Page
 
 from elicitkit._clients import APPS_EXTENSION, VIEW_MIME
 
@@ -122,6 +122,16 @@ class ChatHost:
         result = await self.client.call_tool(tool, arguments)
         await self.page.evaluate("r => sendToolResult(r)", dump(result))
         return result
+
+    async def click(self, target: Locator) -> None:
+        """Click `target` in the view once the view's frame has settled.
+
+        The frame takes the height the view reports as it renders, which moves everything in it: a click aimed
+        while it grows or shrinks (a question just shown, a shorter one after it) lands beside its target, and the
+        person's answer never leaves the view."""
+        await target.wait_for(state="visible")
+        await self.page.evaluate("() => window.frameSettled()")
+        await target.click()
 
     async def model_context(self) -> list[dict[str, Any]]:
         """What the view added to the model's context (`ui/update-model-context`)."""
