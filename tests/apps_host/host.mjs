@@ -38,20 +38,19 @@ window.sendToolInput = (args) => bridge.sendToolInput({ arguments: args });
 window.sendToolResult = (result) => bridge.sendToolResult(result);
 window.setHostContext = (context) => bridge.setHostContext(context);
 
-// Resolves once the latest view's frame has kept its height for a few animation frames: the view reports its
-// size as it renders (ui/notifications/size-changed) and the frame takes it, moving everything in it, so a
-// click aimed before the frame settled can land beside its target.
+// Resolves once the latest view's frame has kept its height and its place for a few animation frames: the view
+// reports its size as it renders (ui/notifications/size-changed) and the frame takes it, moving everything in it,
+// so a click aimed before the frame settled can land beside its target.
 window.frameSettled = () =>
   new Promise((resolve) => {
     const frames = document.querySelectorAll("iframe.view");
     const frame = frames[frames.length - 1];
-    let last = -1;
+    let last = null;
     let still = 0;
     const tick = () => {
       const { height, top } = frame.getBoundingClientRect();
-      const now = height * 100000 + top;
-      still = now === last ? still + 1 : 0;
-      last = now;
+      still = last && last.height === height && last.top === top ? still + 1 : 0;
+      last = { height, top };
       if (still >= 5) resolve();
       else requestAnimationFrame(tick);
     };
